@@ -1,0 +1,29 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job on the example policy: compile policies/ into out/ and print the summary.
+demo: setup
+	$(BIN)/kueue-policy compile policies --out out
+
+# The whole suite (2 workers: this project's machines have 2 cores).
+test: setup
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

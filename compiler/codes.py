@@ -1,0 +1,135 @@
+"""Stable diagnostic codes. `kueue-policy explain CODE` prints the long form.
+
+Ranges (one per stage or area, so a code tells where to look):
+    KP1xx  load: YAML syntax, encoding, duplicate keys, aliases
+    KP2xx  validate: document shape, types, names, values
+    KP3xx  resolve: references, uniqueness, cohort tree
+    KP4xx  plan: capacity and quota placement
+    KP5xx  verify: what the Kueue / Kubernetes API server and webhooks would refuse
+    KP6xx  admissibility of declared workloads
+    KP7xx  MIG and DRA
+    KP8xx  delivery: git, forges, diff
+    KP9xx  evaluate: reading cluster exports
+A code, once released, keeps its meaning. Add new ones; never renumber.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    summary: str
+    explanation: str
+
+
+_REGISTRY: dict[str, CodeInfo] = {}
+
+
+def register(code: str, summary: str, explanation: str = "") -> str:
+    if code in _REGISTRY and _REGISTRY[code].summary != summary:
+        raise ValueError(f"diagnostic code {code} registered twice with different meanings")
+    _REGISTRY[code] = CodeInfo(code, summary, explanation or summary)
+    return code
+
+
+def lookup(code: str) -> CodeInfo | None:
+    return _REGISTRY.get(code.upper())
+
+
+def all_codes() -> list[CodeInfo]:
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+# --- KP1xx load -------------------------------------------------------------------------------
+YAML_SYNTAX = register("KP101", "YAML syntax error",
+    "The file is not valid YAML. The position points at the first character the parser could "
+    "not accept. Tabs are not allowed for indentation in YAML.")
+NOT_UTF8 = register("KP102", "file is not UTF-8",
+    "Policy files must be UTF-8 text. Re-save the file as UTF-8.")
+DUPLICATE_KEY = register("KP103", "duplicate mapping key",
+    "A key appears twice in the same mapping. YAML parsers silently keep one of them, which hides "
+    "mistakes, so kueue-policy refuses the file.")
+ALIAS_REJECTED = register("KP104", "YAML anchors and aliases are not allowed",
+    "Policy files may not use anchors (&a) or aliases (*a). Aliases make 'billion laughs' "
+    "expansion attacks possible and make policies harder to review; write the values out.")
+EMPTY_POLICY = register("KP105", "no policy documents found",
+    "The policy folder holds no *.yaml or *.yml document. Point kueue-policy at the folder that "
+    "holds your Cluster and Team files.")
+TABS = register("KP106", "tab character in indentation",
+    "YAML forbids tabs for indentation. Replace them with spaces.")
+UNREADABLE = register("KP107", "file or folder cannot be read",
+    "The path does not exist or cannot be read.")
+
+# --- KP2xx validate ---------------------------------------------------------------------------
+DOC_NOT_MAPPING = register("KP201", "document is not a mapping",
+    "Every policy document is a mapping with apiVersion, kind, metadata and spec.")
+WRONG_API_VERSION = register("KP202", "unsupported apiVersion",
+    "Policy documents must say `apiVersion: kueue-policy/v1alpha1`.")
+UNKNOWN_KIND = register("KP203", "unknown kind",
+    "The kinds of the policy language are Cluster and Team.")
+UNKNOWN_FIELD = register("KP204", "unknown field",
+    "The field is not part of the policy language. Check its spelling against POLICY.md.")
+WRONG_TYPE = register("KP205", "wrong type or value",
+    "The value has the wrong type, or is outside the allowed range or set of values.")
+MISSING_FIELD = register("KP206", "required field missing",
+    "A field the policy language requires is not present.")
+BAD_NAME = register("KP207", "name is not a DNS-1123 label",
+    "Names become Kubernetes object names and file names: lower-case letters, digits and '-', "
+    "starting and ending with a letter or digit, at most 63 characters.")
+BAD_QUANTITY = register("KP208", "not a Kubernetes quantity",
+    "Quantities are written as Kubernetes writes them: 16, 500m, 128Gi, 1.5.")
+
+# --- KP3xx resolve ----------------------------------------------------------------------------
+DUPLICATE_NAME = register("KP301", "duplicate name",
+    "Two objects of the same kind have the same name (teams, clusters, pools, cohorts, "
+    "priorities).")
+NAMESPACE_CLAIMED_TWICE = register("KP302", "namespace claimed twice",
+    "A namespace belongs to exactly one team, because its LocalQueue points at one ClusterQueue.")
+UNKNOWN_CLUSTER = register("KP303", "unknown cluster", "The team names a cluster no Cluster document defines.")
+UNKNOWN_COHORT = register("KP304", "unknown cohort", "The name is not one of the cluster's cohorts.")
+UNKNOWN_PRIORITY = register("KP305", "unknown priority", "The name is not one of the cluster's priorities.")
+UNKNOWN_MODEL = register("KP306", "unknown GPU model", "No pool of the cluster has this GPU model.")
+UNKNOWN_MIG_PROFILE = register("KP307", "unknown MIG profile",
+    "The MIG profile does not exist for the GPU model it would run on. Profile names are per "
+    "model: 3g.40gb exists on H100-80GB but not on A100-40GB.")
+COHORT_CYCLE = register("KP308", "cohort cycle",
+    "Cohort parents form a cycle. Kueue disables every ClusterQueue in a cycle.")
+LIMIT_WITHOUT_COHORT = register("KP309", "burst or lend without a cohort",
+    "burst (borrowingLimit) and lend (lendingLimit) only mean something inside a cohort; Kueue "
+    "refuses them on a ClusterQueue without cohortName.")
+LEND_ABOVE_GUARANTEE = register("KP310", "lend above guaranteed",
+    "lend (lendingLimit) may be at most guaranteed (nominalQuota).")
+NO_CLUSTER = register("KP311", "no Cluster document", "Teams need a Cluster document to attach to.")
+DEFAULT_PRIORITY_TWICE = register("KP312", "more than one default priority",
+    "At most one priority may be marked default.")
+NO_ACCEPTABLE_POOL = register("KP313", "no pool the team accepts",
+    "The team's capacity and models preferences exclude every pool of the cluster.")
+
+# --- KP4xx plan -------------------------------------------------------------------------------
+OVER_CAPACITY = register("KP401", "guarantees exceed capacity",
+    "The guarantees placed on the pools a team accepts add up to more GPUs than those pools have "
+    "(nodes x gpusPerNode x overcommit). The message says which pool is short and by how much.")
+MIG_OVER_CAPACITY = register("KP402", "MIG guarantees do not fit",
+    "The teams' MIG guarantees need more GPUs in MIG pools than exist.")
+
+# --- KP5xx verify -----------------------------------------------------------------------------
+KUEUE_SCHEMA = register("KP501", "Kueue API would refuse the object",
+    "The emitted object breaks Kueue's CRD schema (types, enums, limits, unknown fields).")
+KUEUE_CEL_RULE = register("KP502", "Kueue CEL validation rule fails",
+    "The emitted object breaks one of the x-kubernetes-validations rules of Kueue's CRDs.")
+KUEUE_WEBHOOK = register("KP503", "Kueue webhook would refuse the object",
+    "Kueue's validating webhook would refuse the object (duplicate resources or flavors, limits "
+    "above nominal, limits without a cohort, ...).")
+K8S_SCHEMA = register("KP504", "Kubernetes API would refuse the object",
+    "A built-in object (DeviceClass, ResourceClaimTemplate, ConfigMap, ...) fails strict "
+    "validation against the cluster's Kubernetes version.")
+VERSION_GATE = register("KP505", "feature not available at this version",
+    "The policy asks for something the cluster's Kubernetes or Kueue version does not support.")
+
+# --- KP6xx admissibility ----------------------------------------------------------------------
+NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
+    "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
+    "fails unless --allow-inadmissible is given.")
