@@ -133,3 +133,28 @@ VERSION_GATE = register("KP505", "feature not available at this version",
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
     "fails unless --allow-inadmissible is given.")
+
+# --- KP8xx delivery: git, forges, diff ---------------------------------------------------------
+NOT_A_GIT_REPO = register("KP801", "not inside a git repository",
+    "diff and pr read the policy from git. Run them inside a clone of your policy repository.")
+UNKNOWN_REVISION = register("KP802", "unknown git revision",
+    "The revision given to diff does not exist in this repository (check `git log`, or fetch it).")
+BRANCH_TOUCHED_BY_PERSON = register("KP803", "the bot branch has commits a person pushed",
+    "The pull request branch carries commits kueue-policy did not make. kueue-policy never "
+    "rewrites such a branch: merge or close the pull request, or delete the branch, then rerun.")
+FORGE_AUTH = register("KP804", "the forge refused the token",
+    "GitHub or GitLab answered 401/403: the token is missing, expired, or lacks the scope to "
+    "read the repository and open pull requests (GitHub: contents+pull-requests write; "
+    "GitLab: api).")
+FORGE_NOT_FOUND = register("KP805", "the forge does not know the repository",
+    "GitHub or GitLab answered 404: check GITHUB_REPOSITORY / CI_PROJECT_ID and the API URL.")
+FORGE_REJECTED = register("KP806", "the forge rejected the request",
+    "GitHub or GitLab answered 422 (or another 4xx): the request was understood but refused, "
+    "for example because the base branch does not exist.")
+FORGE_UNREACHABLE = register("KP807", "the forge cannot be reached",
+    "The network call to the forge API failed (DNS, connection refused, timeout, 5xx).")
+FORGE_NOT_CONFIGURED = register("KP808", "no forge configured",
+    "pr needs GITHUB_TOKEN + GITHUB_REPOSITORY (GitHub) or GITLAB_TOKEN + CI_PROJECT_ID + "
+    "CI_API_V4_URL (GitLab) in the environment.")
+GIT_FAILED = register("KP809", "a git operation failed",
+    "git fetch or push to the remote failed; the message gives git's own words.")
