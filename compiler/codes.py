@@ -134,6 +134,49 @@ NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
     "fails unless --allow-inadmissible is given.")
 
+# --- KP7xx MIG and DRA ------------------------------------------------------------------------
+MIG_UNKNOWN_MODEL = register("KP701", "GPU model not in the MIG catalogue",
+    "MIG planning needs the model's geometry. Known models: A30-24GB, A100-40GB, A100-80GB, "
+    "H100-80GB, H100-94GB, H100-96GB, H200-141GB, GH200-144GB, B200-180GB, GB200-186GB, "
+    "B300-288GB, GB300-288GB.")
+MIG_UNKNOWN_PROFILE = register("KP702", "MIG profile unknown for this GPU model",
+    "Profile names are per model: 3g.40gb exists on H100-80GB and A100-80GB but not on "
+    "A100-40GB (whose 3g is 3g.20gb). The message lists the model's profiles.")
+MIG_BAD_DEMAND = register("KP703", "bad MIG demand",
+    "MIG demand is written PROFILE=N with N a whole number >= 0.")
+MIG_UNPLACEABLE = register("KP704", "MIG layout cannot be placed on one GPU",
+    "A fixed per-GPU layout must be physically creatable: instances sit on the memory-slice axis "
+    "at their allowed start slices without overlapping, counts stay within each profile's "
+    "maximum, and at most one +me (media extension) instance exists per GPU.")
+MIG_DEMAND_TOO_BIG = register("KP705", "MIG demand does not fit the available GPUs",
+    "The exact planner needs more GPUs than the MIG pools (or --gpus) provide. The message gives "
+    "the optimum and the lower bound.")
+DRA_VERSION = register("KP706", "DRA needs a newer Kubernetes",
+    "resource.k8s.io/v1 DeviceClasses and claims need Kubernetes >= 1.34; extendedResourceName "
+    "(gpuAccess dra-extended-resource) needs 1.36, or the DRAExtendedResource feature gate "
+    "declared on 1.34/1.35.")
+CEL_COMPILE = register("KP707", "CEL expression does not compile",
+    "The expression has a syntax error or calls a function the Kubernetes DRA CEL environment "
+    "does not have. The position is the line and column inside the expression (or the file).")
+CEL_EVALUATION = register("KP708", "CEL expression fails at evaluation",
+    "Evaluating the expression raised an error (a missing attribute, a wrong type). Guard "
+    "optional attributes with has() or `'name' in map`.")
+NOT_RESOURCE_SLICES = register("KP709", "inventory is not ResourceSlices",
+    "devices check reads `kubectl get resourceslices -o yaml` output: ResourceSlice objects "
+    "(resource.k8s.io/v1, v1beta2 or v1beta1) or a List of them.")
+NO_MATCHING_DEVICE = register("KP710", "no device matches the selector",
+    "No device in the inventory matches this DeviceClass (or claim). On the cluster, pods using it "
+    "would stay pending. Check the class's CEL selector against the devices' attributes.")
+FEWER_DEVICES_THAN_REQUESTED = register("KP711", "fewer matching devices than a claim requests",
+    "The claim template asks for more devices than the inventory has that match its class and "
+    "selectors.")
+BAD_MANIFEST = register("KP712", "manifest cannot be read as DeviceClasses or claim templates",
+    "devices check reads DeviceClass and ResourceClaimTemplate objects from --out DIR or manifest "
+    "files; the file is not YAML or the object is malformed.")
+CEL_UNSUPPORTED = register("KP713", "CEL construct not evaluated",
+    "The expression uses a construct the project's CEL engine does not evaluate (cel.bind, "
+    "optional syntax .?x). It is reported instead of being silently passed or failed.")
+
 # --- KP8xx delivery: git, forges, diff ---------------------------------------------------------
 NOT_A_GIT_REPO = register("KP801", "not inside a git repository",
     "diff and pr read the policy from git. Run them inside a clone of your policy repository.")
@@ -158,3 +201,21 @@ FORGE_NOT_CONFIGURED = register("KP808", "no forge configured",
     "CI_API_V4_URL (GitLab) in the environment.")
 GIT_FAILED = register("KP809", "a git operation failed",
     "git fetch or push to the remote failed; the message gives git's own words.")
+
+# --- KP9xx evaluate ---------------------------------------------------------------------------
+EVAL_UNREADABLE = register("KP901", "manifest cannot be read",
+    "The file does not exist, is not UTF-8, or is not valid YAML. `evaluate` stops (exit 1) "
+    "because it cannot know what the cluster holds.")
+EVAL_MALFORMED = register("KP902", "document is not a Kubernetes object",
+    "The document is not a mapping, or has no kind, apiVersion or metadata.name. It is skipped.")
+EVAL_UNKNOWN_KIND = register("KP903", "kind not used by the admission engine",
+    "The object is neither a Kueue object, a Namespace, a priority class, a DRA object nor a job "
+    "kind Kueue manages (batch Job, JobSet, PyTorchJob, Pod). It is skipped.")
+EVAL_BAD_OBJECT = register("KP904", "object has an invalid value",
+    "A field holds something Kueue would refuse (a bad quantity such as `12Gx`, a negative "
+    "request, an impossible minCount). Queues and flavors with such values are skipped; "
+    "workloads are reported as inadmissible with the reason.")
+EVAL_DUPLICATE = register("KP905", "object defined twice",
+    "The same kind, namespace and name appear twice in the input. The first definition is kept.")
+EVAL_ZERO_COUNT = register("KP906", "pod set with count 0",
+    "A pod set with count 0 requests nothing; Kueue accepts it, but it is usually a mistake.")
