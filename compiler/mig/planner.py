@@ -1,0 +1,270 @@
+"""Exact minimal MIG layout planning for one GPU model.
+
+Problem: a demand `{profile: instances}` for one model; choose a placeable layout for each GPU so
+that the layouts together hold at least the demanded instances, using as few GPUs as possible.
+
+Method (exact, not a heuristic):
+1. enumerate every placeable per-GPU multiset over the demanded profiles (placement.py; at most a
+   few hundred);
+2. closed-form lower bounds (compute slices, memory slices, the half-GPU rule for 3g/4g, per-profile
+   max counts, one +me per GPU) and the LP relaxation bound;
+3. integer programs (set multicover, scipy.optimize.milp / HiGHS), solved lexicographically:
+   a. fewest GPUs;                                   (the objective; always proven optimal)
+   b. with that many GPUs, fewest distinct layouts;  (each is one mig-manager config and label)
+   c. then most GPUs on a config NVIDIA ships (all-balanced, all-<profile>), then fewest
+      surplus instances.
+Steps b and c run under a deterministic branch-and-bound node limit; if it is hit, the best
+solution found is kept and `secondary_proven` is False (the GPU count stays proven).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from compiler import codes
+from compiler.errors import Diagnostic, PolicyError
+from compiler.mig.catalogue import Catalogue, GpuModel, load_catalogue
+from compiler.mig.placement import (Layout, canonical_layout, feasible_layouts, find_placement,
+                                    maximal_layouts)
+
+# Deterministic effort limit for the secondary objectives (the primary one is never limited).
+SECONDARY_NODE_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class LayoutCount:
+    count: int                     # GPUs that get this layout
+    profiles: dict[str, int]       # instances per GPU, by profile name
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "profiles": dict(sorted(self.profiles.items()))}
+
+
+@dataclass
+class PlanResult:
+    model: str
+    demand: dict[str, int]
+    gpus: int                              # GPUs the optimal plan uses (even when infeasible)
+    layouts: list[LayoutCount]
+    lower_bound: int
+    feasible: bool = True                  # False: the plan needs more than gpus_available
+    message: str = ""
+    gpus_available: int | None = None
+    bounds: dict[str, int] = field(default_factory=dict)   # each lower bound by name
+    secondary_proven: bool = True          # fewest distinct layouts / shipped preference proven
+
+    def to_dict(self) -> dict:
+        out = {"gpus": self.gpus, "layouts": [layout.to_dict() for layout in self.layouts],
+               "lowerBound": self.lower_bound, "model": self.model, "feasible": self.feasible,
+               "demand": dict(sorted(self.demand.items())), "bounds": dict(sorted(self.bounds.items())),
+               "secondaryProven": self.secondary_proven}
+        if self.gpus_available is not None:
+            out["gpusAvailable"] = self.gpus_available
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+def validate_demand(model: str, demand: Mapping[str, int],
+                    catalogue: Catalogue | None = None) -> GpuModel:
+    """The model, or a PolicyError naming every unknown model/profile and bad count."""
+    cat = catalogue or load_catalogue()
+    gpu = cat.model(model)
+    if gpu is None:
+        raise PolicyError([Diagnostic(codes.MIG_UNKNOWN_MODEL,
+                                      f"unknown GPU model {model!r}; MIG-capable models: "
+                                      f"{', '.join(sorted(cat.models))}")])
+    problems = []
+    for name, count in sorted(demand.items()):
+        if name not in gpu.profiles:
+            problems.append(Diagnostic(codes.MIG_UNKNOWN_PROFILE, cat.describe_unknown_profile(model, name)))
+        elif isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            problems.append(Diagnostic(codes.MIG_BAD_DEMAND,
+                                       f"demand for {name} must be a whole number >= 0, got {count!r}"))
+    if problems:
+        raise PolicyError(problems)
+    return gpu
+
+
+def lower_bounds(gpu: GpuModel, demand: Mapping[str, int]) -> dict[str, int]:
+    """Closed-form lower bounds on the number of GPUs (see the module doc)."""
+    wanted = {n: c for n, c in demand.items() if c}
+    if not wanted:
+        return {"compute": 0, "memory": 0, "halfGpu": 0, "perProfile": 0, "mediaExtension": 0}
+    profiles = {n: gpu.profiles[n] for n in wanted}
+    compute = math.ceil(sum(p.compute_slices * wanted[n] for n, p in profiles.items()) / gpu.compute_slices)
+    memory = math.ceil(sum(p.memory_slices * wanted[n] for n, p in profiles.items()) / gpu.memory_slices)
+    per_profile = max(math.ceil(wanted[n] / p.max_count) for n, p in profiles.items())
+    media = sum(wanted[n] for n, p in profiles.items() if p.is_media_extension)
+    # A GPU holds at most one full-size instance, and at most two instances of half the memory
+    # slices or more, of which at most one bigger than a half in compute (4g on seven-slice).
+    full = sum(wanted[n] for n, p in profiles.items() if p.memory_slices == gpu.memory_slices)
+    half = sum(wanted[n] for n, p in profiles.items()
+               if gpu.memory_slices // 2 <= p.memory_slices < gpu.memory_slices)
+    big_half = sum(wanted[n] for n, p in profiles.items()
+                   if gpu.memory_slices // 2 <= p.memory_slices < gpu.memory_slices
+                   and p.compute_slices * 2 > gpu.compute_slices)
+    half_gpu = full + max(big_half, math.ceil(half / 2))
+    return {"compute": compute, "memory": memory, "halfGpu": half_gpu,
+            "perProfile": per_profile, "mediaExtension": media}
+
+
+def _shipped(gpu: GpuModel) -> set[Layout]:
+    return {canonical_layout(layout) for layout in gpu.shipped_layouts().values()}
+
+
+def _solve(cost: np.ndarray, integrality: np.ndarray, bounds: Bounds,
+           constraints: list[LinearConstraint], node_limit: int | None):
+    options = {"presolve": True}
+    if node_limit is not None:
+        options["node_limit"] = node_limit
+    return milp(cost, integrality=integrality, bounds=bounds, constraints=constraints, options=options)
+
+
+@contextlib.contextmanager
+def _quiet_native_output():
+    """HiGHS (inside scipy) occasionally prints debug lines straight to file descriptor 1, which
+    would corrupt `--format json` output; point fd 1 at /dev/null while it runs."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None = None,
+             catalogue: Catalogue | None = None) -> PlanResult:
+    """The fewest GPUs of `model` whose placeable layouts hold `demand`; see the module doc.
+
+    Raises PolicyError for an unknown model or profile or a bad count. A demand that does not fit
+    `gpus_available` is not an exception: the result has feasible=False and a message."""
+    cat = catalogue or load_catalogue()
+    gpu = validate_demand(model, demand, cat)
+    wanted = {n: int(c) for n, c in demand.items() if c}
+    if gpus_available is not None and gpus_available < 0:
+        raise PolicyError([Diagnostic(codes.MIG_BAD_DEMAND, f"--gpus must be >= 0, got {gpus_available}")])
+    bounds = lower_bounds(gpu, wanted)
+    if not wanted:
+        return PlanResult(model, {}, 0, [], 0, True, "", gpus_available, bounds)
+
+    names = sorted(wanted)
+    # Every feasible layout is contained in a maximal one (maximal among the demanded profiles),
+    # and surplus instances are allowed, so maximal layouts lose nothing for (a) and (b); the
+    # shipped configs are added so that (c) can prefer them.
+    feasible = feasible_layouts(gpu, names, cat)
+    shipped = {layout for layout in _shipped(gpu) if all(name in wanted for name, _ in layout)}
+    layouts = sorted(set(maximal_layouts(feasible)) | shipped)
+    matrix = np.array([[dict(layout).get(p, 0) for layout in layouts] for p in names], dtype=float)
+    need = np.array([wanted[p] for p in names], dtype=float)
+    n = len(layouts)
+    # More copies of a layout than max over its profiles of ceil(demand / per-GPU count) are never
+    # useful (dropping one still covers): a tight upper bound per variable.
+    useful = np.array([max(math.ceil(wanted[p] / c) for p, c in layout) for layout in layouts],
+                      dtype=float)
+
+    # (a) fewest GPUs.
+    cover = LinearConstraint(matrix, lb=need, ub=np.inf)
+    with _quiet_native_output():
+        result = _solve(np.ones(n), np.ones(n), Bounds(0, useful), [cover], None)
+        lp = milp(np.ones(n), integrality=np.zeros(n), bounds=Bounds(0, useful), constraints=[cover])
+    if result.status != 0 or result.x is None:     # cannot happen: one instance per GPU always fits
+        raise RuntimeError(f"MIG planner: the solver failed ({result.message})")
+    best_gpus = int(round(result.fun))
+    bounds["linearRelaxation"] = int(math.ceil(lp.fun - 1e-7)) if lp.status == 0 else 0
+    lower = max(bounds.values())
+    solution = np.round(result.x).astype(int)
+
+    # (b) fewest distinct layouts with exactly best_gpus GPUs: x_L <= useful_L * y_L.
+    proven = True
+    caps = np.minimum(useful, float(best_gpus))
+    link = LinearConstraint(np.hstack([np.eye(n), -np.diag(caps)]), lb=-np.inf, ub=0)
+    cover2 = LinearConstraint(np.hstack([matrix, np.zeros_like(matrix)]), lb=need, ub=np.inf)
+    total = LinearConstraint(np.hstack([np.ones((1, n)), np.zeros((1, n))]), lb=best_gpus, ub=best_gpus)
+    var_bounds = Bounds(np.zeros(2 * n), np.concatenate([caps, np.ones(n)]))
+    integrality = np.ones(2 * n)
+    distinct_cost = np.concatenate([np.zeros(n), np.ones(n)])
+    with _quiet_native_output():
+        second = _solve(distinct_cost, integrality, var_bounds, [cover2, total, link],
+                        SECONDARY_NODE_LIMIT)
+    if second.x is not None and second.status in (0, 1):
+        proven &= second.status == 0
+        best_distinct = int(round(second.fun))
+        candidate = np.round(second.x[:n]).astype(int)
+        if np.count_nonzero(candidate) <= np.count_nonzero(solution):
+            solution = candidate
+        # (c) with that many distinct layouts: most GPUs on shipped configs, then least surplus.
+        distinct = LinearConstraint(np.concatenate([np.zeros(n), np.ones(n)])[None, :],
+                                    lb=-np.inf, ub=best_distinct)
+        sizes = matrix.sum(axis=0)
+        weight = float(sizes.max() * best_gpus + 1)   # one GPU off a shipped config outweighs surplus
+        third_cost = np.concatenate([
+            np.array([(0.0 if layouts[i] in shipped else weight) + sizes[i] for i in range(n)]),
+            np.zeros(n)])
+        with _quiet_native_output():
+            third = _solve(third_cost, integrality, var_bounds, [cover2, total, link, distinct],
+                           SECONDARY_NODE_LIMIT)
+        if third.x is not None and third.status in (0, 1):
+            proven &= third.status == 0
+            solution = np.round(third.x[:n]).astype(int)
+        else:
+            proven = False
+    else:
+        proven = False
+
+    plan = [LayoutCount(int(solution[i]), dict(layouts[i])) for i in range(n) if solution[i]]
+    plan.sort(key=lambda lc: (-lc.count, sorted(lc.profiles.items())))
+    for layout in plan:     # belt and braces: every emitted layout has a placement
+        if find_placement(gpu, layout.profiles) is None:
+            raise RuntimeError(f"MIG planner produced an unplaceable layout {layout.profiles}")
+    feasible = gpus_available is None or best_gpus <= gpus_available
+    message = "" if feasible else (
+        f"the MIG demand needs {best_gpus} {model} GPUs (lower bound {lower}), "
+        f"only {gpus_available} available")
+    return PlanResult(model, dict(sorted(wanted.items())), best_gpus, plan, lower, feasible,
+                      message, gpus_available, bounds, proven)
+
+
+def first_fit_decreasing(model: str, demand: Mapping[str, int],
+                         catalogue: Catalogue | None = None) -> list[dict[str, int]]:
+    """Baseline heuristic (for benchmarks): biggest instances first, each onto the first GPU
+    where it still fits (checked by placement), else a new GPU. Not optimal."""
+    cat = catalogue or load_catalogue()
+    gpu = validate_demand(model, demand, cat)
+    order = sorted((n for n, c in demand.items() if c),
+                   key=lambda n: (-gpu.profiles[n].memory_slices, -gpu.profiles[n].compute_slices, n))
+    gpus: list[dict[str, int]] = []
+    for name in order:
+        for _ in range(demand[name]):
+            for layout in gpus:
+                trial = dict(layout)
+                trial[name] = trial.get(name, 0) + 1
+                if _fits(gpu, trial):
+                    layout[name] = trial[name]
+                    break
+            else:
+                gpus.append({name: 1})
+    return gpus
+
+
+def _fits(gpu: GpuModel, layout: Mapping[str, int]) -> bool:
+    media = sum(c for n, c in layout.items() if gpu.profiles[n].is_media_extension)
+    if media > 1 or any(c > gpu.profiles[n].max_count for n, c in layout.items()):
+        return False
+    return find_placement(gpu, layout) is not None
