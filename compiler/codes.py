@@ -128,6 +128,22 @@ K8S_SCHEMA = register("KP504", "Kubernetes API would refuse the object",
     "validation against the cluster's Kubernetes version.")
 VERSION_GATE = register("KP505", "feature not available at this version",
     "The policy asks for something the cluster's Kubernetes or Kueue version does not support.")
+KUEUE_UNKNOWN_FIELD = register("KP506", "unknown field in an emitted object",
+    "The object carries a field its API does not define. The API server would drop it silently "
+    "(pruning) or refuse it (strict field validation); either way it is a compiler bug.")
+OBJECT_METADATA = register("KP507", "invalid object metadata",
+    "The object's name, namespace, labels or annotations break Kubernetes' rules (DNS names, "
+    "label keys and values), or a namespaced object has no namespace.")
+UNKNOWN_OBJECT_KIND = register("KP508", "no schema for this apiVersion and kind",
+    "The verifier knows no schema for the object's apiVersion and kind at the cluster's version, "
+    "or the object has no apiVersion or kind.")
+DEVICE_CLASS_MAPPINGS = register("KP509", "Kueue deviceClassMappings invalid",
+    "Kueue's Configuration resources.deviceClassMappings breaks Kueue's configuration rules "
+    "(at most 16 mappings, unique names, 1..8 DeviceClasses each, a DeviceClass mapped once, one "
+    "source type per entry). Kueue refuses to start with such a configuration.")
+DUPLICATE_OBJECT = register("KP510", "two emitted objects have the same identity",
+    "Two emitted objects have the same kind, namespace and name; applying both would keep only "
+    "the last one.")
 
 # --- KP6xx admissibility ----------------------------------------------------------------------
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
