@@ -1,13 +1,85 @@
+"""`kueue-policy diff` and `kueue-policy pr`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
 import click
 
+from compiler.clikit import format_option, handles_errors
+from compiler.deliver import git_ops, render
+from compiler.deliver.forge import forge_from_environment
+from compiler.deliver.publish import PrOptions, run_pr
+from compiler.deliver.semantic_diff import diff_sides
+from compiler.deliver.sides import compile_revision
+
+FORGE_CHOICE = click.Choice(["auto", "github", "gitlab"])
+
 
 @click.command()
-def diff() -> None:
-    """(placeholder, being built) What a policy change does, per team."""
-    raise click.ClickException("diff is not built yet")
+@click.argument("base", required=False, default="HEAD")
+@click.argument("head", required=False)
+@click.option("--policies", "policy_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("policies"), show_default=True,
+              help="The policy folder (the same path at both revisions).")
+@format_option("markdown", "json", "text")
+@click.option("--comment-on", "comment_on", type=int, metavar="NUMBER",
+              help="Also post the markdown as the sticky comment of this pull/merge request "
+                   "(uses the same forge environment as `pr`).")
+@click.option("--forge", type=FORGE_CHOICE, default="auto", show_default=True,
+              help="Forge for --comment-on.")
+@handles_errors
+def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
+         comment_on: int | None, forge: str) -> None:
+    """What a policy change does, per team: BASE vs HEAD (git revisions).
+
+    Defaults: BASE is HEAD, HEAD is the working tree (your uncommitted edits). Both sides are
+    compiled in memory; nothing is written. Reports guaranteed/burst/lend per flavor, flavor order,
+    cohorts, queues and namespaces, priority classes, the MIG plan and every declared workload
+    whose verdict changes.
+    """
+    repo = git_ops.open_repository(Path.cwd())
+    policy_folder = git_ops.repo_relative(repo, policy_dir)
+    before = compile_revision(repo, base, policy_folder)
+    after = compile_revision(repo, head if head is not None else git_ops.WORKING_TREE, policy_folder)
+    result = diff_sides(before, after)
+    click.echo(render.render_diff(result, output_format), nl=False)
+    if comment_on is not None:
+        from compiler.deliver.forge import ChangeRequest
+
+        client = forge_from_environment(forge)
+        change = ChangeRequest(number=comment_on, url="", title="", body="")
+        head_sha = repo.commit(head).hexsha if head is not None else repo.head.commit.hexsha
+        comment = render.render_comment(result, scope="all", head_sha=head_sha)
+        status = client.upsert_comment(change, render.comment_marker("all"), comment)
+        click.echo(f"sticky comment on {client.describe()} #{comment_on}: {status}", err=True)
 
 
 @click.command()
-def pr() -> None:
-    """(placeholder, being built) Compile, commit, push and open or update the pull request."""
-    raise click.ClickException("pr is not built yet")
+@click.option("--policies", "policy_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("policies"), show_default=True, help="The policy folder.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("out"), show_default=True, help="The compiled-output folder committed in the repo.")
+@click.option("--cluster", help="Only this cluster's out/ folder; the branch becomes kueue-policy/<cluster>.")
+@click.option("--base", "base_branch", help="Branch the PR merges into (default: the current branch).")
+@click.option("--branch", help="Override the PR branch name (default: kueue-policy/<cluster or all>).")
+@click.option("--remote", default="origin", show_default=True, help="The git remote to push to.")
+@click.option("--forge", type=FORGE_CHOICE, default="auto", show_default=True,
+              help="auto: GitLab when CI_API_V4_URL/GITLAB_TOKEN are set, else GitHub.")
+@click.option("--allow-inadmissible", is_flag=True,
+              help="Open the PR even if a declared workload can never be admitted.")
+@click.option("--dry-run", is_flag=True, help="Print what would be pushed and opened; change nothing.")
+@handles_errors
+def pr(policy_dir: Path, out_dir: Path, cluster: str | None, base_branch: str | None,
+       branch: str | None, remote: str, forge: str, allow_inadmissible: bool, dry_run: bool) -> None:
+    """Compile, commit out/ on a bot branch, push it, and open or update the one pull request.
+
+    Never opens a duplicate, never pushes when out/ would not change, never rewrites a branch a
+    person has pushed to. The local checkout stays on its branch and clean. GitHub reads
+    GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL; GitLab reads GITLAB_TOKEN, CI_PROJECT_ID,
+    CI_API_V4_URL.
+    """
+    options = PrOptions(policy_dir=policy_dir, out_dir=out_dir, remote=remote, base_branch=base_branch,
+                        branch=branch, cluster=cluster, forge=forge, dry_run=dry_run,
+                        allow_inadmissible=allow_inadmissible)
+    run_pr(options, say=click.echo)

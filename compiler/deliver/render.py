@@ -1,0 +1,105 @@
+"""Reviewer-facing text from a `PolicyDiff`: markdown / json / text diff, PR body, sticky comment.
+
+The words live in Jinja2 templates under `templates/pr/` so they can be edited without touching
+code. Rendering is deterministic (no timestamps); the hidden HTML markers are what `pr` uses to
+find its own PR body and comment again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from compiler.deliver.semantic_diff import PolicyDiff
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates" / "pr"
+ADMISSIBILITY_ROWS = 200
+
+
+def comment_marker(scope: str) -> str:
+    """The hidden marker of the sticky comment; one per scope (cluster or "all")."""
+    return f"<!-- kueue-policy:plan scope={scope} -->"
+
+
+def body_marker(scope: str) -> str:
+    return f"<!-- kueue-policy:pr scope={scope} -->"
+
+
+def _environment() -> jinja2.Environment:
+    if not TEMPLATE_DIR.is_dir():  # an installation without the project's templates/ folder
+        raise RuntimeError(f"kueue-policy templates not found at {TEMPLATE_DIR}")
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # markdown for forges that sanitise it themselves
+    )
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def _template(name: str) -> jinja2.Template:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV.get_template(name)
+
+
+def _tidy(text: str) -> str:
+    """Collapse the blank-line runs conditional template blocks leave behind."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    return "\n".join(lines).strip("\n") + "\n"
+
+
+def render_diff(diff: PolicyDiff, output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps(diff.to_dict(), indent=2, sort_keys=True) + "\n"
+    if output_format == "markdown":
+        return _tidy(_template("diff.md.j2").render(diff=diff))
+    if output_format == "text":
+        return _tidy(_template("diff.txt.j2").render(diff=diff))
+    raise ValueError(f"unknown diff format {output_format!r}")
+
+
+@dataclass(frozen=True)
+class PullRequestText:
+    title: str
+    body: str
+    comment: str
+
+
+def render_pull_request(diff: PolicyDiff, *, scope: str, branch: str, base_branch: str,
+                        head_sha: str, gitops_tools: str) -> PullRequestText:
+    capacity = [
+        {"cluster": c.name, "pool": row.name, "gpus_before": row.gpus_before, "gpus_after": row.gpus_after,
+         "guaranteed_before": row.guaranteed_before, "guaranteed_after": row.guaranteed_after}
+        for c in diff.clusters if c.status != "unchanged" for row in c.capacity
+    ]
+    admissibility = [{**w, "cluster": c.name} for c in diff.clusters for w in c.admissibility]
+    warnings = [w for c in diff.clusters for w in c.warnings]
+    s = diff.summary
+    what = scope if scope != "all" else "all clusters"
+    title = (f"kueue-policy: update {what} "
+             f"({s.teams_added} team(s) added, {s.teams_changed} changed, {s.teams_removed} removed)")
+    context = dict(diff=diff, scope=scope, branch=branch, base_branch=base_branch, head_sha=head_sha,
+                   gitops_tools=gitops_tools, capacity=capacity, admissibility=admissibility,
+                   admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings)
+    body = _tidy(_template("body.md.j2").render(marker=body_marker(scope), **context))
+    comment = _tidy(_template("comment.md.j2").render(marker=comment_marker(scope), command="pr", **context))
+    return PullRequestText(title, body, comment)
+
+
+def render_comment(diff: PolicyDiff, *, scope: str, head_sha: str, command: str = "diff") -> str:
+    """The sticky comment alone (what the check-on-PR workflow posts)."""
+    return _tidy(_template("comment.md.j2").render(
+        marker=comment_marker(scope), diff=diff, scope=scope, head_sha=head_sha, command=command))

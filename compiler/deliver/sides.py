@@ -1,0 +1,57 @@
+"""Compile the policy as it is at a git revision (or on disk), in memory, into a `CompiledSide`.
+
+`diff` compiles both of its sides this way; nothing is written and the checkout is not touched.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import git
+
+from compiler.deliver import git_ops
+from compiler.deliver.semantic_diff import CompiledSide
+
+POLICY_SUFFIXES = (".yaml", ".yml")
+REPORT_FILE = "report.json"
+
+
+def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str) -> CompiledSide:
+    """The compiled policy at `revision` (None: the working tree).
+
+    A revision where the policy folder does not exist yet compiles to nothing (every cluster
+    then shows as added), so the first policy commit diffs cleanly against its parent."""
+    from compiler.pipeline import PolicySource, compile_policy
+
+    label = "working tree" if revision is git_ops.WORKING_TREE else revision
+    files = git_ops.files_at(repo, revision, policy_folder, POLICY_SUFFIXES)
+    if not files:
+        return CompiledSide(label, {}, {})
+    if revision is git_ops.WORKING_TREE:
+        source = PolicySource.from_directory(git_ops.work_dir(repo) / policy_folder)
+    else:
+        source = PolicySource.from_files(files, label=f"{revision}:{policy_folder}")
+    result = compile_policy(source, allow_inadmissible=True)
+    return CompiledSide(label, dict(result.reports), dict(result.files))
+
+
+def side_from_out_files(label: str, files: dict[str, bytes | str]) -> CompiledSide:
+    """What an `out/` tree says about itself: its files and the report.json of each cluster."""
+    texts = {path: data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+             for path, data in files.items()}
+    reports = {}
+    for path, text in texts.items():
+        parts = path.split("/")
+        if len(parts) == 2 and parts[1] == REPORT_FILE:
+            try:
+                report = json.loads(text)
+            except ValueError:
+                continue  # a hand-edited or foreign report.json: the file diff still shows it
+            if isinstance(report, dict):
+                reports[parts[0]] = report
+    return CompiledSide(label, reports, texts)
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
