@@ -141,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         body: Any = None
-        headers = {k: v for k, v in self.headers.items()}
+        headers = {k.lower(): v for k, v in self.headers.items()}  # HTTP header names are case-insensitive
         try:
             if raw:
                 content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
