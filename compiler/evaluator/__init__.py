@@ -1,1 +1,73 @@
+"""The Kueue admission engine: what Kueue v0.19 would do with these objects and these jobs.
 
+A library of its own: it knows Kueue objects (ResourceFlavor, Cohort, ClusterQueue, LocalQueue,
+WorkloadPriorityClass, Workload, Namespace, Configuration, and the job kinds Kueue turns into
+Workloads: batch Job, JobSet, PyTorchJob, Pod), never policies.
+
+Public API (stable):
+
+    from compiler.evaluator import load_manifests, evaluate
+
+    snapshot = load_manifests(docs: list[dict], source_names: list[str] | None = None) -> ClusterState
+        docs are plain dicts as `kubectl get -o yaml` prints them (`kind: List` accepted,
+        kueue.x-k8s.io v1beta1 and v1beta2). source_names[i] names where docs[i] came from
+        ("file.yaml" or "file.yaml:12"), used in diagnostics. Unusable objects are skipped with a
+        warning in `snapshot.warnings` (list[compiler.errors.Diagnostic]); unreadable input
+        raises compiler.errors.InputError (see `read_files`).
+
+    result = evaluate(snapshot, cycles: int | None = None) -> EvaluationResult
+        runs `cycles` scheduling cycles, or until nothing changes.
+
+    result.to_json() -> dict            # the DESIGN.md `evaluate` JSON contract (+ reasonCode)
+    result.workload("ns/name") -> WorkloadOutcome
+        .status ('admitted' | 'running' | 'pending' | 'inadmissible' | 'preempted'),
+        .cluster_queue, .assignment {podset: {resource: flavor}}, .count {podset: n},
+        .borrowing, .reason (Kueue's message), .reason_code (Kueue's reason), .preempted_by
+    result.explain("ns/name") -> str    # flavors tried, why each failed, what it would take
+
+    read_files(paths: list[str], stdin_text: str | None = None) -> list[(doc, SourcePosition)]
+    load_documents(documents) -> ClusterState   # the positioned form used by the CLI
+
+Status meanings: `admitted` = admitted by this evaluation; `running` = held quota in the input
+and still does; `pending` = waiting for quota or for its preemptions; `inadmissible` = cannot be
+admitted until an object changes (missing/inactive queue, namespace not selected, no matching
+flavor, exceeds the maximum capacity, invalid workload); `preempted` = evicted by this
+evaluation (`preemptedBy` names the preemptor).
+"""
+
+from __future__ import annotations
+
+import re
+
+from compiler.errors import SourcePosition
+from compiler.evaluator.loader import load_documents
+from compiler.evaluator.models import ClusterState
+from compiler.evaluator.reader import read_files
+from compiler.evaluator.result import EvaluationResult, WorkloadOutcome
+from compiler.evaluator.scheduler import Engine
+
+__all__ = ["ClusterState", "EvaluationResult", "WorkloadOutcome", "evaluate", "load_documents",
+           "load_manifests", "read_files"]
+
+_NAME_WITH_LINE = re.compile(r"^(.*):(\d+)$")
+
+
+def _position(name: str | None) -> SourcePosition | None:
+    if not name:
+        return None
+    match = _NAME_WITH_LINE.match(name)
+    if match:
+        return SourcePosition(match.group(1), int(match.group(2)))
+    return SourcePosition(name)
+
+
+def load_manifests(docs: list[dict], source_names: list[str] | None = None) -> ClusterState:
+    names = list(source_names or [])
+    positioned = [(doc, _position(names[i] if i < len(names) else None)) for i, doc in enumerate(docs)]
+    return load_documents(positioned)
+
+
+def evaluate(snapshot: ClusterState, cycles: int | None = None) -> EvaluationResult:
+    engine = Engine(snapshot)
+    engine.run(cycles)
+    return EvaluationResult(engine)

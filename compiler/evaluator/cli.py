@@ -1,7 +1,49 @@
+"""`kueue-policy evaluate FILE... [-]`: the admission engine on real manifests."""
+
+from __future__ import annotations
+
+import sys
+
 import click
+
+from compiler import codes
+from compiler.clikit import emit_json, format_option, handles_errors, print_diagnostics
+from compiler.errors import Diagnostic, InputError
+from compiler.evaluator import evaluate as run_evaluation
+from compiler.evaluator.loader import load_documents
+from compiler.evaluator.reader import read_files
 
 
 @click.command()
-def evaluate() -> None:
-    """(placeholder, being built) Run Kueue's admission logic on cluster manifests."""
-    raise click.ClickException("evaluate is not built yet")
+@click.argument("files", nargs=-1, required=True)
+@click.option("--cycles", type=click.IntRange(min=1), default=None,
+              help="Run N scheduling cycles (default: until nothing changes).")
+@format_option("table", "json")
+@click.option("--explain", "explain_name", metavar="NS/NAME", default=None,
+              help="Print the reasoning for one workload.")
+@handles_errors
+def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, explain_name: str | None) -> None:
+    """Run Kueue's admission logic on cluster manifests (`kubectl get -o yaml` output)."""
+    stdin_text = sys.stdin.read() if "-" in files else None
+    documents = read_files(list(files), stdin_text)
+    state = load_documents(documents)
+    print_diagnostics(state.warnings)
+    result = run_evaluation(state, cycles)
+    if explain_name is not None:
+        try:
+            click.echo(result.explain(explain_name))
+        except KeyError as error:
+            raise InputError([Diagnostic(codes.EVAL_UNREADABLE, str(error.args[0]))]) from None
+        return
+    if output_format == "json":
+        emit_json(result.to_json())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Kueue admission ({result.cycles} cycle(s))")
+    for column in ("workload", "clusterQueue", "status", "flavors", "borrowing", "reason"):
+        table.add_column(column, overflow="fold")
+    for row in result.table():
+        table.add_row(*row)
+    Console(width=200).print(table)

@@ -1,0 +1,388 @@
+"""Flavor assignment: which ResourceFlavor each pod set's resources get in one ClusterQueue.
+
+Follows Kueue's flavorassigner: resource groups, flavors in listed order, structural checks
+(taints, node labels vs nodeSelector/affinity), quota checks against `available` and
+`potential_available`, the preemption oracle, flavorFungibility and the preference order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor
+from compiler.evaluator.quantity import format_units
+from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
+
+# Preemption modes, worst to best (Kueue's preemptionMode order).
+NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
+MODE_NAMES = {NO_FIT: "NoFit", NO_CANDIDATES: "Preempt", PREEMPT: "Preempt", RECLAIM: "Preempt", FIT: "Fit"}
+# Assignment modes (Kueue's FlavorAssignmentMode).
+A_NO_FIT, A_PREEMPT, A_FIT = "NoFit", "Preempt", "Fit"
+WORST_BORROW = 1 << 30
+
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA = "WaitingForQuota"
+_SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+def most_severe(a: str, b: str) -> str:
+    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
+
+
+def assignment_mode(mode: int) -> str:
+    if mode == NO_FIT:
+        return A_NO_FIT
+    if mode == FIT:
+        return A_FIT
+    return A_PREEMPT
+
+
+def is_preferred(a: tuple[int, int], b: tuple[int, int], preference: str | None) -> bool:
+    """True if granular mode a=(preemption mode, borrowing level) is better than b."""
+    if a[0] == NO_FIT:
+        return False
+    if b[0] == NO_FIT:
+        return True
+    a_none, b_none = a[0] == NO_CANDIDATES, b[0] == NO_CANDIDATES
+    if a_none != b_none:
+        return not a_none
+    if preference == "PreemptionOverBorrowing":
+        if a[1] != b[1]:
+            return a[1] < b[1]
+        return a[0] > b[0]
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+@dataclass
+class FlavorAttempt:
+    """One flavor tried for one resource group of a pod set (for --explain)."""
+
+    flavor: str
+    mode: str
+    borrow: int
+    reasons: list[str]
+    no_fit_reason: str
+
+
+@dataclass
+class PodSetAssignment:
+    name: str
+    count: int
+    requests: dict[str, int]
+    flavors: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # res -> (flavor, mode, borrow)
+    reasons: list[str] = field(default_factory=list)
+    error: str | None = None
+    attempts: list[FlavorAttempt] = field(default_factory=list)
+    tried_index: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        if self.error is not None:
+            return A_NO_FIT
+        if any(r > 0 for r in self.requests.values()) and not self.flavors:
+            return A_NO_FIT
+        worst = A_FIT
+        for _, mode, _ in self.flavors.values():
+            if mode == A_NO_FIT:
+                return A_NO_FIT
+            if mode == A_PREEMPT:
+                worst = A_PREEMPT
+        return worst
+
+    def is_fit(self) -> bool:
+        return self.error is None and not self.reasons
+
+    def message(self) -> str:
+        if self.error is not None:
+            return self.error
+        return ", ".join(sorted(self.reasons))
+
+
+@dataclass
+class Assignment:
+    podsets: list[PodSetAssignment] = field(default_factory=list)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    borrowing: int = 0
+    no_fit_reason: str = ""
+    mode: str = A_NO_FIT
+
+    def message(self) -> str:
+        parts = []
+        for ps in self.podsets:
+            if ps.is_fit():
+                continue
+            if ps.error is not None:
+                return f"failed to assign flavors to pod set {ps.name}: {ps.error}"
+            parts.append(f"couldn't assign flavors to pod set {ps.name}: {ps.message()}")
+        return "; ".join(parts)
+
+    def frs_needing_preemption(self) -> set[FlavorResource]:
+        out = set()
+        for ps in self.podsets:
+            for res, (flavor, mode, _) in ps.flavors.items():
+                if mode == A_PREEMPT:
+                    out.add((flavor, res))
+        return out
+
+
+# oracle(fr, quantity) -> (mode in {NO_CANDIDATES, PREEMPT, RECLAIM}, borrowing level after)
+Oracle = Callable[[FlavorResource, int], tuple[int, int]]
+
+
+def _tolerates(toleration: dict, taint: dict) -> bool:
+    effect = toleration.get("effect")
+    if effect and effect != taint.get("effect"):
+        return False
+    operator = toleration.get("operator", "Equal")
+    key = toleration.get("key")
+    if not key:
+        return operator == "Exists"
+    if key != taint.get("key"):
+        return False
+    if operator == "Exists":
+        return True
+    return str(toleration.get("value", "")) == str(taint.get("value", ""))
+
+
+def _taint_text(taint: dict) -> str:
+    # corev1.Taint.ToString: key=value:Effect, or key:Effect when the value is empty.
+    key, value, effect = taint.get("key", ""), taint.get("value", ""), taint.get("effect", "")
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+
+
+def _requirement_matches(req: dict, labels: dict[str, str]) -> bool:
+    key = req.get("key")
+    op = req.get("operator")
+    values = [str(v) for v in req.get("values") or []]
+    present = key in labels
+    if op == "In":
+        return present and labels[key] in values
+    if op == "NotIn":
+        return not present or labels[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt"):
+        if not present or len(values) != 1:
+            return False
+        try:
+            have, want = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodSet) -> str | None:
+    """Why the pod set cannot use this flavor at all (Kueue's checkFlavorForPodSets)."""
+    if flavor is None:
+        return f"flavor {flavor_name} not found"
+    tolerations = podset.tolerations + flavor.tolerations
+    for taint in flavor.node_taints:
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return f"untolerated taint {_taint_text(taint)} in flavor {flavor_name}"
+    keys = flavor.node_labels
+    for key, value in podset.node_selector.items():
+        if key in keys and keys[key] != value:
+            return f"flavor {flavor_name} doesn't match node affinity"
+    if podset.affinity_terms:
+        terms = []
+        for term in podset.affinity_terms:
+            kept = [e for e in term if isinstance(e, dict) and e.get("key") in keys]
+            if not kept:
+                terms = []  # a term with no relevant key matches every flavor
+                break
+            terms.append(kept)
+        if terms and not any(all(_requirement_matches(e, keys) for e in term) for term in terms):
+            return f"flavor {flavor_name} doesn't match node affinity"
+    return None
+
+
+class FlavorAssigner:
+    def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor],
+                 fair_sharing: bool, ignore_undeclared: bool, oracle: Oracle) -> None:
+        self.cq = cq
+        self.node = node
+        self.flavors = flavors
+        self.fair_sharing = fair_sharing
+        self.ignore_undeclared = ignore_undeclared
+        self.oracle = oracle
+        self.group_of: dict[str, int] = {}
+        for index, group in enumerate(cq.resource_groups):
+            for res in group.covered_resources:
+                self.group_of.setdefault(res, index)
+
+    def assign(self, podsets: list[PodSet], counts: list[int] | None = None,
+               last_tried: dict[tuple[int, str], int] | None = None) -> Assignment:
+        assignment = Assignment()
+        covers_pods = "pods" in self.group_of
+        for index, podset in enumerate(podsets):
+            count = podset.count if counts is None else counts[index]
+            requests = podset.total(count)
+            if covers_pods:
+                requests["pods"] = count
+            psa = PodSetAssignment(name=podset.name, count=count, requests=requests)
+            group_flavors: dict[str, tuple[str, str, int]] | None = {}
+            failed_status: tuple[list[str], str | None] | None = None
+            reasons: list[str] = []
+            for res in sorted(requests):
+                quantity = requests[res]
+                if res not in self.group_of:
+                    if quantity == 0 or self.ignore_undeclared:
+                        continue
+                if res in group_flavors:
+                    continue
+                flavors, status_reasons, fit, attempts, tried = self._find_flavor(
+                    index, podset, requests, res, assignment.usage, last_tried)
+                psa.attempts.extend(attempts)
+                if not flavors:
+                    failed_status = (status_reasons, None)
+                    group_flavors = None
+                    break
+                group_flavors.update(flavors)
+                for r in flavors:
+                    psa.tried_index[r] = tried
+                if not fit:
+                    reasons.extend(status_reasons)
+            if group_flavors is None:
+                psa.reasons = failed_status[0]
+                psa.flavors = {}
+            else:
+                psa.flavors = {r: f for r, f in group_flavors.items() if r in requests}
+                psa.reasons = reasons
+            assignment.podsets.append(psa)
+            for res, (flavor, _, borrow) in psa.flavors.items():
+                assignment.borrowing = max(assignment.borrowing, borrow)
+                fr = (flavor, res)
+                assignment.usage[fr] = assignment.usage.get(fr, 0) + requests.get(res, 0)
+            if psa.mode == A_NO_FIT:
+                break
+        modes = [ps.mode for ps in assignment.podsets]
+        if not modes or A_NO_FIT in modes:
+            assignment.mode = A_NO_FIT
+        elif A_PREEMPT in modes:
+            assignment.mode = A_PREEMPT
+        else:
+            assignment.mode = A_FIT
+        if assignment.mode == A_NO_FIT:
+            assignment.no_fit_reason = self._no_fit_reason(assignment)
+        return assignment
+
+    def _no_fit_reason(self, assignment: Assignment) -> str:
+        overall = ""
+        for ps in assignment.podsets:
+            if ps.mode != A_NO_FIT:
+                continue
+            no_fit = [a for a in ps.attempts if a.mode == A_NO_FIT]
+            if not ps.attempts:
+                overall = most_severe(overall, NO_MATCHING_FLAVOR)
+                continue
+            # within a resource group the least severe flavor wins; across groups the most severe
+            per_group: dict[int, str] = {}
+            for attempt in no_fit:
+                group = next((i for i, g in enumerate(self.cq.resource_groups) if attempt.flavor in g.flavors), -1)
+                current = per_group.get(group)
+                reason = attempt.no_fit_reason
+                if current is None or _SEVERITY.get(reason, 0) < _SEVERITY.get(current, 0):
+                    per_group[group] = reason
+            for reason in per_group.values():
+                overall = most_severe(overall, reason)
+        return overall or NO_MATCHING_FLAVOR
+
+    def _find_flavor(self, ps_index: int, podset: PodSet, requests: dict[str, int], res: str,
+                     assumed: dict[FlavorResource, int], last_tried):
+        group_index = self.group_of.get(res)
+        if group_index is None:
+            attempt = FlavorAttempt("", A_NO_FIT, 0, [f"resource {res} unavailable in ClusterQueue"],
+                                    NO_MATCHING_FLAVOR)
+            return None, [f"resource {res} unavailable in ClusterQueue"], False, [attempt], -1
+        group = self.cq.resource_groups[group_index]
+        covered = [r for r in sorted(requests) if r in group.covered_resources]
+        reasons: list[str] = []
+        attempts: list[FlavorAttempt] = []
+        best: dict | None = None
+        best_mode = (NO_FIT, WORST_BORROW)
+        fung = self.cq.fungibility
+        start = 0
+        if last_tried is not None:
+            start = last_tried.get((ps_index, res), -1) + 1
+        attempted = -1
+        for idx in range(start, len(group.flavors)):
+            attempted = idx
+            fname = group.flavors[idx]
+            problem = flavor_problem(fname, self.flavors.get(fname), podset)
+            if problem is not None:
+                reasons.append(problem)
+                attempts.append(FlavorAttempt(fname, A_NO_FIT, 0, [problem], NO_MATCHING_FLAVOR))
+                continue
+            chosen: dict[str, tuple[str, str, int]] = {}
+            rep = (FIT, 0)
+            max_borrow = 0
+            flavor_reasons: list[str] = []
+            flavor_no_fit = ""
+            for r in covered:
+                fr = (fname, r)
+                mode, borrow, status, no_fit = self._fits_quota(fr, assumed.get(fr, 0), requests[r])
+                if status:
+                    flavor_reasons.append(status)
+                    reasons.append(status)
+                    flavor_no_fit = most_severe(flavor_no_fit, no_fit)
+                max_borrow = max(max_borrow, borrow)
+                granular = (mode, borrow)
+                if is_preferred(rep, granular, fung.preference):
+                    rep = granular
+                if rep[0] == NO_FIT:
+                    continue
+                chosen[r] = (fname, assignment_mode(mode), borrow)
+            attempts.append(FlavorAttempt(fname, MODE_NAMES[rep[0]] if rep[0] != NO_CANDIDATES else "Preempt",
+                                          max_borrow, flavor_reasons, flavor_no_fit if rep[0] == NO_FIT else ""))
+            if not self._try_next(rep):
+                best, best_mode = chosen, rep
+                break
+            if is_preferred(rep, best_mode, fung.preference):
+                best, best_mode = chosen, rep
+        tried = -1 if attempted == len(group.flavors) - 1 else attempted
+        if best_mode[0] == FIT:
+            return best, [], True, attempts, tried
+        return best, reasons, False, attempts, tried
+
+    def _try_next(self, mode: tuple[int, int]) -> bool:
+        fung = self.cq.fungibility
+        if mode[0] in (NO_FIT, NO_CANDIDATES):
+            return True
+        if mode[0] in (PREEMPT, RECLAIM) and fung.when_can_preempt == "TryNextFlavor":
+            return True
+        if mode[1] > 0 and fung.when_can_borrow == "TryNextFlavor":
+            return True
+        return False
+
+    def _fits_quota(self, fr: FlavorResource, assumed: int, request: int):
+        node = self.node
+        available = node.available(fr)
+        capacity = node.potential_available(fr)
+        value = assumed + request
+        res, flavor = fr[1], fr[0]
+        if value > capacity:
+            return NO_FIT, 0, (
+                f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
+                f"({format_units(res, assumed)}) + current podset request ({format_units(res, request)}) "
+                f"> maximum capacity ({format_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
+        borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
+        if value <= available:
+            return FIT, borrow, None, ""
+        message = (f"insufficient unused quota for {res} in flavor {flavor}, "
+                   f"{format_units(res, value - available)} more needed")
+        pre = self.cq.preemption
+        can_preempt_while_borrowing = pre.borrow_within_cohort != "Never" or (
+            self.fair_sharing and pre.reclaim_within_cohort != "Never")
+        if node.quota(fr).nominal >= value or may_reclaim or can_preempt_while_borrowing:
+            mode, borrow_after = self.oracle(fr, value)
+            return mode, borrow_after, message, ""
+        return NO_FIT, borrow, message, WAITING_FOR_QUOTA

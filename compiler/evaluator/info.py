@@ -1,0 +1,45 @@
+"""Runtime state of one workload during an evaluation (the engine's workload.Info)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.evaluator.models import FlavorResource, Workload
+
+
+@dataclass(eq=False)
+class WorkloadInfo:
+    workload: Workload
+    cluster_queue: str | None = None
+    # Holding quota: total usage per (flavor, resource), flavors and counts per pod set.
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    flavors: dict[str, dict[str, str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    holds_quota: bool = False
+    held_before: bool = False          # held quota in the input
+    reserved_rank: tuple = (0.0, 0)    # quota reservation time; later = more recent
+    status: str = "pending"
+    reason: str = ""
+    reason_code: str = ""
+    preempted_by: str | None = None
+    borrowing: bool = False
+    last_tried: dict[tuple[int, str], int] | None = None
+    sticky: bool = False               # waiting for its preemptions (BestEffortFIFO head)
+    explain: list[str] = field(default_factory=list)
+    last_assignment: object = None
+
+    @property
+    def key(self) -> str:
+        return self.workload.key
+
+    @property
+    def priority(self) -> int:
+        return self.workload.priority
+
+    @property
+    def uid(self) -> str:
+        return self.workload.uid or self.workload.key
+
+    def queue_order(self) -> tuple:
+        """Kueue's heap order: higher priority, then older creation, then UID."""
+        return (-self.workload.priority, self.workload.created, self.uid, self.key)

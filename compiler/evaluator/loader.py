@@ -1,0 +1,587 @@
+"""Manifests (plain dicts, as `kubectl get -o yaml` prints them) -> a typed ClusterState.
+
+Objects the engine cannot use are skipped with a warning that names the file and the object;
+only input that cannot be read at all is an error (see `reader.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from compiler import codes
+from compiler.errors import Diagnostic, Severity, SourcePosition
+from compiler.evaluator.models import (
+    EPOCH, Admission, ClusterQueue, ClusterState, Cohort, Configuration, FlavorFungibility,
+    LocalQueue, PodSet, PodSetAdmission, PreemptionPolicy, ResourceFlavor, ResourceGroup,
+    ResourceQuota, Workload,
+)
+from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
+from compiler.evaluator.quantity import QuantityError, parse_decimal, to_units
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+
+IGNORED_KINDS = {
+    # Kinds a cluster export commonly holds that do not change admission.
+    "AdmissionCheck", "Topology", "MultiKueueCluster", "MultiKueueConfig",
+    "ProvisioningRequestConfig", "ResourceSlice", "ResourceClaim", "Node", "ConfigMap",
+}
+
+
+class _Skip(Exception):
+    """This object is unusable; the message says why."""
+
+
+def _group(api_version: str) -> str:
+    return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+
+def _parse_time(text: object) -> datetime | None:
+    if isinstance(text, datetime):
+        return text if text.tzinfo else text.replace(tzinfo=timezone.utc)
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _describe(doc: dict) -> str:
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    name = meta.get("name", "<unnamed>")
+    ns = meta.get("namespace")
+    return f"{doc.get('kind', '<no kind>')} {ns + '/' if ns else ''}{name}"
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.state = ClusterState()
+        self.warnings: list[Diagnostic] = []
+        self.seen: dict[tuple, SourcePosition | None] = {}
+        # Jobs and Workloads are built after everything else: they need priority classes,
+        # DRA templates and the Configuration.
+        self.deferred: list[tuple[dict, SourcePosition | None]] = []
+        self.claim_templates: dict[tuple[str, str], dict] = {}
+        self.device_classes: dict[str, dict] = {}
+        self.pod_priority_classes: dict[str, int] = {}
+        self.pods: list[tuple[dict, SourcePosition | None]] = []
+
+    def warn(self, code: str, message: str, where: SourcePosition | None) -> None:
+        self.warnings.append(Diagnostic(code, message, where, Severity.WARNING))
+
+    # ---- dispatch -------------------------------------------------------------------------
+    def add(self, doc: object, where: SourcePosition | None) -> None:
+        if doc is None:
+            return
+        if not isinstance(doc, dict):
+            self.warn(codes.EVAL_MALFORMED, "document is not a mapping; skipped", where)
+            return
+        kind = doc.get("kind")
+        if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
+            for item in doc.get("items") or []:
+                self.add(item, where)
+            return
+        api_version = doc.get("apiVersion")
+        if not isinstance(kind, str) or not isinstance(api_version, str):
+            self.warn(codes.EVAL_MALFORMED, "object has no kind or apiVersion; skipped", where)
+            return
+        meta = doc.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta.get("name"):
+            if not (kind == "Configuration" and _group(api_version) == "config.kueue.x-k8s.io"):
+                self.warn(codes.EVAL_MALFORMED, f"{kind} has no metadata.name; skipped", where)
+                return
+        group = _group(api_version)
+        handler = None
+        if group == KUEUE_GROUP:
+            handler = {
+                "ResourceFlavor": self.resource_flavor, "Cohort": self.cohort,
+                "ClusterQueue": self.cluster_queue, "LocalQueue": self.local_queue,
+                "WorkloadPriorityClass": self.priority_class, "Workload": self.defer,
+            }.get(kind)
+        elif group == "config.kueue.x-k8s.io" and kind == "Configuration":
+            handler = self.configuration
+        elif group == "" and kind == "Namespace":
+            handler = self.namespace
+        elif group == "" and kind == "Pod":
+            handler = self.pod
+        elif group == "batch" and kind == "Job":
+            handler = self.defer
+        elif group == "jobset.x-k8s.io" and kind == "JobSet":
+            handler = self.defer
+        elif group == "kubeflow.org" and kind == "PyTorchJob":
+            handler = self.defer
+        elif group == "scheduling.k8s.io" and kind == "PriorityClass":
+            handler = self.pod_priority_class
+        elif group == "resource.k8s.io" and kind == "ResourceClaimTemplate":
+            handler = self.claim_template
+        elif group == "resource.k8s.io" and kind == "DeviceClass":
+            handler = self.device_class
+        if handler is None:
+            if kind in IGNORED_KINDS:
+                return
+            self.warn(codes.EVAL_UNKNOWN_KIND,
+                      f"unknown kind {kind} ({api_version}) {meta.get('name') if isinstance(meta, dict) else ''}"
+                      f" skipped", where)
+            return
+        if kind not in ("Configuration",) and not self._first_time(doc, where):
+            return
+        try:
+            handler(doc, where)
+        except _Skip as error:
+            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {error}; skipped", where)
+
+    def _first_time(self, doc: dict, where: SourcePosition | None) -> bool:
+        meta = doc["metadata"]
+        key = (_group(doc["apiVersion"]), doc["kind"], meta.get("namespace") or "", meta["name"])
+        if key in self.seen:
+            earlier = self.seen[key]
+            self.warnings.append(Diagnostic(
+                codes.EVAL_DUPLICATE, f"duplicate {_describe(doc)}: the first definition is kept",
+                where, Severity.WARNING, earlier))
+            return False
+        self.seen[key] = where
+        return True
+
+    def defer(self, doc: dict, where: SourcePosition | None) -> None:
+        self.deferred.append((doc, where))
+
+    # ---- helpers ---------------------------------------------------------------------------
+    @staticmethod
+    def _units(resource: str, value: object, what: str) -> int:
+        try:
+            amount = to_units(resource, value)
+        except QuantityError as error:
+            raise _Skip(f"{what}: {error}") from None
+        if amount < 0:
+            raise _Skip(f"{what}: must be greater than or equal to 0 (got {value})")
+        return amount
+
+    def resource_groups(self, spec: dict) -> list[ResourceGroup]:
+        groups = []
+        for gi, group in enumerate(spec.get("resourceGroups") or []):
+            if not isinstance(group, dict):
+                raise _Skip(f"resourceGroups[{gi}] is not a mapping")
+            covered = [str(r) for r in group.get("coveredResources") or []]
+            rg = ResourceGroup(covered_resources=covered, flavors=[])
+            for fi, flavor in enumerate(group.get("flavors") or []):
+                if not isinstance(flavor, dict) or not flavor.get("name"):
+                    raise _Skip(f"resourceGroups[{gi}].flavors[{fi}] has no name")
+                fname = str(flavor["name"])
+                rg.flavors.append(fname)
+                for ri, res in enumerate(flavor.get("resources") or []):
+                    if not isinstance(res, dict) or not res.get("name"):
+                        raise _Skip(f"resourceGroups[{gi}].flavors[{fi}].resources[{ri}] has no name")
+                    rname = str(res["name"])
+                    path = f"flavor {fname} resource {rname}"
+                    nominal = self._units(rname, res.get("nominalQuota", 0), f"{path} nominalQuota")
+                    borrow = res.get("borrowingLimit")
+                    lend = res.get("lendingLimit")
+                    rg.quotas[(fname, rname)] = ResourceQuota(
+                        nominal,
+                        None if borrow is None else self._units(rname, borrow, f"{path} borrowingLimit"),
+                        None if lend is None else self._units(rname, lend, f"{path} lendingLimit"),
+                    )
+                for rname in covered:
+                    rg.quotas.setdefault((fname, rname), ResourceQuota(0))
+            groups.append(rg)
+        return groups
+
+    @staticmethod
+    def _weight(spec: dict) -> Decimal:
+        weight = (spec.get("fairSharing") or {}).get("weight")
+        if weight is None:
+            return Decimal(1)
+        try:
+            return parse_decimal(weight)
+        except QuantityError as error:
+            raise _Skip(f"fairSharing.weight: {error}") from None
+
+    # ---- kinds -----------------------------------------------------------------------------
+    def resource_flavor(self, doc: dict, where: SourcePosition | None) -> None:
+        spec = doc.get("spec") or {}
+        name = doc["metadata"]["name"]
+        self.state.flavors[name] = ResourceFlavor(
+            name=name,
+            node_labels={str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()},
+            node_taints=[t for t in spec.get("nodeTaints") or [] if isinstance(t, dict)],
+            tolerations=[t for t in spec.get("tolerations") or [] if isinstance(t, dict)],
+            source=where)
+
+    def cohort(self, doc: dict, where: SourcePosition | None) -> None:
+        spec = doc.get("spec") or {}
+        name = doc["metadata"]["name"]
+        parent = spec.get("parentName") or spec.get("parent")
+        self.state.cohorts[name] = Cohort(name=name, parent=parent or None,
+                                          resource_groups=self.resource_groups(spec),
+                                          fair_weight=self._weight(spec), source=where)
+
+    def cluster_queue(self, doc: dict, where: SourcePosition | None) -> None:
+        spec = doc.get("spec") or {}
+        name = doc["metadata"]["name"]
+        fung = spec.get("flavorFungibility") or {}
+        when_borrow = fung.get("whenCanBorrow", "MayStopSearch")
+        if when_borrow == "Borrow":  # v1beta1 spelling
+            when_borrow = "MayStopSearch"
+        when_preempt = fung.get("whenCanPreempt", "TryNextFlavor")
+        if when_preempt == "Preempt":  # v1beta1 spelling
+            when_preempt = "MayStopSearch"
+        pre = spec.get("preemption") or {}
+        bwc = pre.get("borrowWithinCohort") or {}
+        threshold = bwc.get("maxPriorityThreshold")
+        selector = spec.get("namespaceSelector")
+        checks = [str(c) for c in spec.get("admissionChecks") or []]
+        for check in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []:
+            if isinstance(check, dict) and check.get("name"):
+                checks.append(str(check["name"]))
+        self.state.cluster_queues[name] = ClusterQueue(
+            name=name,
+            cohort=spec.get("cohortName") or spec.get("cohort") or None,
+            resource_groups=self.resource_groups(spec),
+            namespace_selector=selector if isinstance(selector, dict) else None,
+            queueing_strategy=spec.get("queueingStrategy", "BestEffortFIFO"),
+            fungibility=FlavorFungibility(when_borrow, when_preempt, fung.get("preference")),
+            preemption=PreemptionPolicy(
+                pre.get("withinClusterQueue", "Never"), pre.get("reclaimWithinCohort", "Never"),
+                bwc.get("policy", "Never"), int(threshold) if threshold is not None else None),
+            stop_policy=spec.get("stopPolicy", "None") or "None",
+            fair_weight=self._weight(spec), admission_checks=checks, source=where)
+
+    def local_queue(self, doc: dict, where: SourcePosition | None) -> None:
+        spec = doc.get("spec") or {}
+        meta = doc["metadata"]
+        ns = meta.get("namespace") or "default"
+        if not spec.get("clusterQueue"):
+            raise _Skip("spec.clusterQueue is missing")
+        self.state.local_queues[(ns, meta["name"])] = LocalQueue(
+            ns, meta["name"], str(spec["clusterQueue"]), spec.get("stopPolicy", "None") or "None", where)
+
+    def priority_class(self, doc: dict, where: SourcePosition | None) -> None:
+        value = doc.get("value")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _Skip("value must be an integer")
+        self.state.priority_classes[doc["metadata"]["name"]] = value
+
+    def pod_priority_class(self, doc: dict, where: SourcePosition | None) -> None:
+        value = doc.get("value")
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.pod_priority_classes[doc["metadata"]["name"]] = value
+
+    def namespace(self, doc: dict, where: SourcePosition | None) -> None:
+        labels = doc["metadata"].get("labels") or {}
+        self.state.namespaces[doc["metadata"]["name"]] = {str(k): str(v) for k, v in labels.items()}
+
+    def claim_template(self, doc: dict, where: SourcePosition | None) -> None:
+        meta = doc["metadata"]
+        self.claim_templates[(meta.get("namespace") or "default", meta["name"])] = doc.get("spec") or {}
+
+    def device_class(self, doc: dict, where: SourcePosition | None) -> None:
+        self.device_classes[doc["metadata"]["name"]] = doc.get("spec") or {}
+
+    def pod(self, doc: dict, where: SourcePosition | None) -> None:
+        self.pods.append((doc, where))
+
+    def configuration(self, doc: dict, where: SourcePosition | None) -> None:
+        config = Configuration()
+        fair = doc.get("fairSharing")
+        if isinstance(fair, dict):
+            # v1beta1 needs `enable: true`; in v1beta2 the presence of the block enables it.
+            config.fair_sharing = bool(fair.get("enable", True)) if "enable" in fair or \
+                doc.get("apiVersion", "").endswith("v1beta2") else bool(fair.get("enable", False))
+            strategies = fair.get("preemptionStrategies")
+            if isinstance(strategies, list) and strategies:
+                config.preemption_strategies = [str(s) for s in strategies]
+        res = doc.get("resources") or {}
+        config.quota_check_strategy = res.get("quotaCheckStrategy", "BlockUndeclared") or "BlockUndeclared"
+        config.exclude_resource_prefixes = [str(p) for p in res.get("excludeResourcePrefixes") or []]
+        for mapping in res.get("deviceClassMappings") or []:
+            if isinstance(mapping, dict) and mapping.get("name"):
+                for device_class in mapping.get("deviceClassNames") or []:
+                    config.device_class_mappings[str(device_class)] = str(mapping["name"])
+        self.state.configuration = config
+
+    # ---- workloads -------------------------------------------------------------------------
+    def finish(self) -> ClusterState:
+        dra = DraContext(
+            claim_templates=self.claim_templates,
+            class_to_resource=dict(self.state.configuration.device_class_mappings),
+            extended_resource_classes={
+                str(spec["extendedResourceName"]): name for name, spec in self.device_classes.items()
+                if isinstance(spec, dict) and spec.get("extendedResourceName")})
+        for doc, where in self.deferred:
+            try:
+                workload = self.build_workload(doc, where, dra)
+            except _Skip as error:
+                self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {error}; skipped", where)
+                continue
+            if workload is not None:
+                self.state.workloads.append(workload)
+        self.build_pod_workloads(dra)
+        self.state.warnings = self.warnings
+        return self.state
+
+    def priority_of_job(self, meta: dict, template_spec: dict) -> int:
+        labels = meta.get("labels") or {}
+        wpc = labels.get(PRIORITY_LABEL)
+        if wpc and wpc in self.state.priority_classes:
+            return self.state.priority_classes[wpc]
+        pc = (template_spec or {}).get("priorityClassName")
+        if pc and pc in self.pod_priority_classes:
+            return self.pod_priority_classes[pc]
+        return 0
+
+    def make_podset(self, name: str, count: object, min_count: object, template: object,
+                    namespace: str, dra: DraContext, problems: list[str]) -> PodSet:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            problems.append(f"pod set {name}: count must be a non-negative integer (got {count!r})")
+            count = 0
+        if min_count is not None and (not isinstance(min_count, int) or min_count < 1 or min_count > count):
+            problems.append(f"pod set {name}: minCount should be positive and less or equal to count")
+            min_count = None
+        spec = (template or {}).get("spec") if isinstance(template, dict) else None
+        per_pod: dict[str, int] = {}
+        place = placement(spec or {})
+        try:
+            per_pod = pod_requests(spec or {}, name, namespace, dra)
+        except PodSpecProblem as problem:
+            problems.append(str(problem))
+        prefixes = self.state.configuration.exclude_resource_prefixes
+        if prefixes:
+            per_pod = {r: v for r, v in per_pod.items() if not any(r.startswith(p) for p in prefixes)}
+        if "pods" in per_pod:
+            problems.append(f"pod set {name}: resource pods: the key is reserved for internal kueue use")
+            per_pod.pop("pods")
+        return PodSet(name=name, count=count, per_pod=per_pod, min_count=min_count,
+                      node_selector=place.node_selector, affinity_terms=place.affinity_terms,
+                      tolerations=place.tolerations)
+
+    def build_workload(self, doc: dict, where: SourcePosition | None, dra: DraContext) -> Workload | None:
+        kind = doc["kind"]
+        meta = doc["metadata"]
+        ns = meta.get("namespace") or "default"
+        problems: list[str] = []
+        podsets: list[PodSet] = []
+        spec = doc.get("spec") or {}
+        if not isinstance(spec, dict):
+            raise _Skip("spec is not a mapping")
+        created = _parse_time(meta.get("creationTimestamp")) or EPOCH
+        uid = str(meta.get("uid") or "")
+        if kind == "Workload":
+            for index, ps in enumerate(spec.get("podSets") or []):
+                if not isinstance(ps, dict):
+                    raise _Skip(f"spec.podSets[{index}] is not a mapping")
+                podsets.append(self.make_podset(str(ps.get("name", "main")), ps.get("count", 1),
+                                                ps.get("minCount"), ps.get("template"), ns, dra, problems))
+            if not podsets:
+                raise _Skip("spec.podSets is empty")
+            priority = spec.get("priority")
+            if not isinstance(priority, int) or isinstance(priority, bool):
+                ref = spec.get("priorityClassRef") or {}
+                pc_name = ref.get("name") if isinstance(ref, dict) else None
+                pc_name = pc_name or spec.get("priorityClassName")
+                source = (ref.get("kind") if isinstance(ref, dict) else None) or spec.get("priorityClassSource")
+                if pc_name and source in ("PriorityClass", "scheduling.k8s.io/priorityclass"):
+                    priority = self.pod_priority_classes.get(pc_name, 0)
+                elif pc_name:
+                    priority = self.state.priority_classes.get(pc_name, 0)
+                else:
+                    priority = 0
+            workload = Workload(namespace=ns, name=meta["name"], queue_name=spec.get("queueName"),
+                                podsets=podsets, priority=priority, created=created, uid=uid,
+                                active=spec.get("active", True) is not False, kind=kind, source=where)
+            self.read_status(doc, workload)
+        else:
+            labels = meta.get("labels") or {}
+            queue = labels.get(QUEUE_LABEL)
+            if not queue:
+                return None  # not managed by Kueue
+            first_template_spec: dict = {}
+            if kind == "Job":
+                template = spec.get("template") or {}
+                parallelism = spec.get("parallelism", 1)
+                completions = spec.get("completions")
+                count = parallelism
+                if isinstance(completions, int) and isinstance(parallelism, int) and completions < parallelism:
+                    count = completions
+                min_text = (meta.get("annotations") or {}).get(JOB_MIN_PARALLELISM)
+                min_count = None
+                if min_text is not None:
+                    try:
+                        min_count = int(min_text)
+                    except (TypeError, ValueError):
+                        problems.append(f"annotation {JOB_MIN_PARALLELISM}: not an integer ({min_text!r})")
+                podsets.append(self.make_podset("main", count, min_count, template, ns, dra, problems))
+                first_template_spec = template.get("spec") or {}
+            elif kind == "JobSet":
+                for rj in spec.get("replicatedJobs") or []:
+                    if not isinstance(rj, dict):
+                        continue
+                    job_spec = ((rj.get("template") or {}).get("spec") or {})
+                    parallelism = job_spec.get("parallelism", 1)
+                    completions = job_spec.get("completions")
+                    per_job = parallelism
+                    if isinstance(completions, int) and isinstance(parallelism, int) and completions < parallelism:
+                        per_job = completions
+                    replicas = rj.get("replicas", 1)
+                    count = per_job * replicas if isinstance(per_job, int) and isinstance(replicas, int) else per_job
+                    template = job_spec.get("template") or {}
+                    podsets.append(self.make_podset(str(rj.get("name", "main")), count, None, template,
+                                                    ns, dra, problems))
+                    first_template_spec = first_template_spec or (template.get("spec") or {})
+            elif kind == "PyTorchJob":
+                replica_specs = spec.get("pytorchReplicaSpecs") or {}
+                order = sorted(replica_specs, key=lambda r: (r != "Master", r))
+                for role in order:
+                    rs = replica_specs[role] or {}
+                    template = rs.get("template") or {}
+                    podsets.append(self.make_podset(role.lower(), rs.get("replicas", 1), None, template,
+                                                    ns, dra, problems))
+                    first_template_spec = first_template_spec or (template.get("spec") or {})
+            if not podsets:
+                raise _Skip("no pod sets could be derived from the job")
+            digest = hashlib.sha1("\n".join([kind, _group(doc["apiVersion"]), meta["name"], uid]).encode()).hexdigest()
+            name = f"{kind.lower()}-{meta['name']}"[:247] + "-" + digest[:5]
+            workload = Workload(namespace=ns, name=name, queue_name=queue, podsets=podsets,
+                                priority=self.priority_of_job(meta, first_template_spec),
+                                created=created, uid=uid, kind=kind, source=where)
+            if spec.get("suspend") is False and (doc.get("status") or {}).get("active"):
+                pass  # running jobs are represented by their Workloads, which carry the admission
+        if problems:
+            workload.invalid = ("Invalid", "; ".join(problems))
+            if where is not None:
+                for problem in problems:
+                    self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {problem}", where)
+        if sum(1 for ps in workload.podsets if ps.min_count is not None) > 1:
+            workload.invalid = ("Invalid", "at most one podSet can use minCount")
+        for ps in workload.podsets:
+            if ps.count == 0 and where is not None:
+                self.warn(codes.EVAL_ZERO_COUNT, f"{_describe(doc)}: pod set {ps.name} has count 0 and "
+                          "requests nothing", where)
+        return workload
+
+    def read_status(self, doc: dict, workload: Workload) -> None:
+        status = doc.get("status") or {}
+        if not isinstance(status, dict):
+            return
+        conditions = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+        if (conditions.get("Finished") or {}).get("status") == "True":
+            workload.active = False
+            workload.invalid = ("Finished", "The workload has finished")
+            return
+        reserved = conditions.get("QuotaReserved") or {}
+        admission = status.get("admission")
+        if reserved.get("status") != "True" or not isinstance(admission, dict):
+            return
+        cq = admission.get("clusterQueue")
+        if not cq:
+            raise _Skip("status.admission.clusterQueue is missing")
+        podset_admissions = []
+        by_name = {ps.name: ps for ps in workload.podsets}
+        for psa in admission.get("podSetAssignments") or []:
+            if not isinstance(psa, dict):
+                continue
+            name = str(psa.get("name", "main"))
+            podset = by_name.get(name)
+            count = psa.get("count")
+            if not isinstance(count, int):
+                count = podset.count if podset else 1
+            usage_text = psa.get("resourceUsage") or {}
+            usage: dict[str, int] = {}
+            if usage_text:
+                for res, qty in usage_text.items():
+                    usage[str(res)] = self._units(str(res), qty, f"status.admission pod set {name} {res}")
+            elif podset is not None:
+                usage = podset.total(count)
+            flavors = {str(k): str(v) for k, v in (psa.get("flavors") or {}).items()}
+            podset_admissions.append(PodSetAdmission(name, flavors, usage, count))
+        workload.admission = Admission(str(cq), podset_admissions)
+        workload.quota_reserved_at = _parse_time(reserved.get("lastTransitionTime")) or EPOCH
+
+    def build_pod_workloads(self, dra: DraContext) -> None:
+        groups: dict[tuple[str, str], list[tuple[dict, SourcePosition | None]]] = {}
+        for doc, where in self.pods:
+            meta = doc["metadata"]
+            labels = meta.get("labels") or {}
+            if not labels.get(QUEUE_LABEL):
+                continue
+            group = labels.get(POD_GROUP_LABEL)
+            ns = meta.get("namespace") or "default"
+            if group:
+                groups.setdefault((ns, group), []).append((doc, where))
+                continue
+            self.deferred_pod(doc, where, dra, [(doc, where)], None)
+        for (ns, group), members in sorted(groups.items()):
+            self.deferred_pod(members[0][0], members[0][1], dra, members, group)
+
+    def deferred_pod(self, doc: dict, where: SourcePosition | None, dra: DraContext,
+                     members: list[tuple[dict, SourcePosition | None]], group: str | None) -> None:
+        meta = doc["metadata"]
+        ns = meta.get("namespace") or "default"
+        labels = meta.get("labels") or {}
+        problems: list[str] = []
+        podsets: list[PodSet] = []
+        if group is None:
+            podsets.append(self.make_podset("main", 1, None, {"spec": doc.get("spec") or {}}, ns, dra, problems))
+            uid = str(meta.get("uid") or "")
+            digest = hashlib.sha1("\n".join(["Pod", "", meta["name"], uid]).encode()).hexdigest()
+            name = f"pod-{meta['name']}"[:247] + "-" + digest[:5]
+        else:
+            # Pods of a group with the same shape form one pod set (Kueue hashes the role).
+            roles: dict[str, list[dict]] = {}
+            for member, _ in members:
+                shape = repr(sorted(((member.get("spec") or {}).get("containers") or [{}])[0].get("resources", {}).items())) \
+                    if isinstance(member.get("spec"), dict) else ""
+                role = hashlib.sha256(shape.encode()).hexdigest()[:8]
+                roles.setdefault(role, []).append(member)
+            total_text = (meta.get("annotations") or {}).get(POD_GROUP_COUNT)
+            try:
+                total = int(total_text) if total_text is not None else len(members)
+            except ValueError:
+                problems.append(f"annotation {POD_GROUP_COUNT}: not an integer ({total_text!r})")
+                total = len(members)
+            for index, (role, role_members) in enumerate(sorted(roles.items())):
+                count = len(role_members)
+                if len(roles) == 1:
+                    count = max(total, count)
+                podsets.append(self.make_podset(role if len(roles) > 1 else "main", count, None,
+                                                {"spec": role_members[0].get("spec") or {}}, ns, dra, problems))
+            name = group
+            uid = ""
+        created = min((_parse_time(m["metadata"].get("creationTimestamp")) or EPOCH) for m, _ in members)
+        workload = Workload(namespace=ns, name=name, queue_name=labels.get(QUEUE_LABEL), podsets=podsets,
+                            priority=self.priority_of_job(meta, doc.get("spec") or {}), created=created,
+                            uid=uid, kind="Pod", source=where)
+        if problems:
+            workload.invalid = ("Invalid", "; ".join(problems))
+            for problem in problems:
+                self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {problem}", where)
+        self.state.workloads.append(workload)
+
+
+def load_documents(documents: list[tuple[object, SourcePosition | None]]) -> ClusterState:
+    loader = _Loader()
+    for doc, where in documents:
+        loader.add(doc, where)
+    state = loader.finish()
+    _check_duplicate_workloads(state)
+    return state
+
+
+def _check_duplicate_workloads(state: ClusterState) -> None:
+    seen: dict[str, Workload] = {}
+    kept = []
+    for workload in state.workloads:
+        if workload.key in seen:
+            state.warnings.append(Diagnostic(codes.EVAL_DUPLICATE,
+                f"duplicate workload {workload.key}: the first definition is kept", workload.source,
+                Severity.WARNING, seen[workload.key].source))
+            continue
+        seen[workload.key] = workload
+        kept.append(workload)
+    state.workloads = kept

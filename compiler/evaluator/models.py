@@ -1,0 +1,171 @@
+"""Typed Kueue objects, as the engine sees them after loading.
+
+Quantities are already integers (see `quantity.py`); names keep Kueue's meaning. Both API
+versions (v1beta1, v1beta2) load into the same models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from compiler.errors import Diagnostic, SourcePosition
+
+FlavorResource = tuple[str, str]  # (flavor, resource)
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class ResourceQuota:
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass
+class ResourceGroup:
+    covered_resources: list[str]
+    flavors: list[str]  # preference order
+    quotas: dict[FlavorResource, ResourceQuota] = field(default_factory=dict)
+
+
+@dataclass
+class ResourceFlavor:
+    name: str
+    node_labels: dict[str, str] = field(default_factory=dict)
+    node_taints: list[dict] = field(default_factory=list)
+    tolerations: list[dict] = field(default_factory=list)
+    source: SourcePosition | None = None
+
+
+@dataclass
+class FlavorFungibility:
+    when_can_borrow: str = "MayStopSearch"   # or TryNextFlavor
+    when_can_preempt: str = "TryNextFlavor"  # or MayStopSearch
+    preference: str | None = None            # BorrowingOverPreemption | PreemptionOverBorrowing
+
+
+@dataclass
+class PreemptionPolicy:
+    within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort: str = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass
+class ClusterQueue:
+    name: str
+    cohort: str | None = None
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    namespace_selector: dict | None = None  # None admits no namespace; {} admits all
+    queueing_strategy: str = "BestEffortFIFO"
+    fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    preemption: PreemptionPolicy = field(default_factory=PreemptionPolicy)
+    stop_policy: str = "None"
+    fair_weight: Decimal = Decimal(1)
+    admission_checks: list[str] = field(default_factory=list)
+    source: SourcePosition | None = None
+
+
+@dataclass
+class Cohort:
+    name: str
+    parent: str | None = None
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    fair_weight: Decimal = Decimal(1)
+    source: SourcePosition | None = None
+
+
+@dataclass
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str
+    stop_policy: str = "None"
+    source: SourcePosition | None = None
+
+
+@dataclass
+class PodSet:
+    name: str
+    count: int
+    per_pod: dict[str, int]  # resource -> per-pod amount (cpu in milli)
+    min_count: int | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    # required node affinity: list of terms (ORed), each a list of match expressions (ANDed)
+    affinity_terms: list[list[dict]] | None = None
+    tolerations: list[dict] = field(default_factory=list)
+
+    def total(self, count: int | None = None) -> dict[str, int]:
+        n = self.count if count is None else count
+        return {res: amount * n for res, amount in self.per_pod.items()}
+
+
+@dataclass
+class PodSetAdmission:
+    name: str
+    flavors: dict[str, str]
+    resource_usage: dict[str, int]
+    count: int
+
+
+@dataclass
+class Admission:
+    cluster_queue: str
+    podsets: list[PodSetAdmission]
+
+
+@dataclass
+class Workload:
+    namespace: str
+    name: str
+    queue_name: str | None
+    podsets: list[PodSet]
+    priority: int = 0
+    created: datetime = EPOCH
+    uid: str = ""
+    admission: Admission | None = None
+    quota_reserved_at: datetime | None = None
+    active: bool = True
+    # A problem found while loading that makes the workload inadmissible (reason, message).
+    invalid: tuple[str, str] | None = None
+    kind: str = "Workload"
+    source: SourcePosition | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class Configuration:
+    fair_sharing: bool = False
+    preemption_strategies: list[str] = field(
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+    quota_check_strategy: str = "BlockUndeclared"
+    exclude_resource_prefixes: list[str] = field(default_factory=list)
+    device_class_mappings: dict[str, str] = field(default_factory=dict)  # device class -> resource
+
+
+@dataclass
+class ClusterState:
+    """Everything read from the manifests: the input of `evaluate`."""
+
+    flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
+    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    cluster_queues: dict[str, ClusterQueue] = field(default_factory=dict)
+    local_queues: dict[tuple[str, str], LocalQueue] = field(default_factory=dict)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    workloads: list[Workload] = field(default_factory=list)
+    configuration: Configuration = field(default_factory=Configuration)
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        labels = dict(self.namespaces.get(namespace, {}))
+        # The API server puts this label on every namespace.
+        labels.setdefault("kubernetes.io/metadata.name", namespace)
+        return labels

@@ -1,0 +1,171 @@
+"""Per-pod resource requests the way Kubernetes and Kueue count them.
+
+requests default to limits; init containers count as max(each init container + the sidecars
+started before it) against the sum of the app containers plus all sidecars (init containers with
+`restartPolicy: Always`); pod overhead is added on top. DRA claims are charged through the
+Configuration's deviceClassMappings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.evaluator.quantity import QuantityError, to_units
+
+
+class PodSpecProblem(ValueError):
+    """The pod template cannot be charged (bad quantity, negative request, unsupported DRA use)."""
+
+    def __init__(self, message: str, reason: str = "Invalid"):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class DraContext:
+    """What is needed to charge DRA requests: templates of the namespace, class mappings."""
+
+    claim_templates: dict[tuple[str, str], dict] = field(default_factory=dict)  # (ns, name) -> spec
+    class_to_resource: dict[str, str] = field(default_factory=dict)
+    extended_resource_classes: dict[str, str] = field(default_factory=dict)  # ext name -> class
+
+
+def _container_requests(container: dict, where: str) -> dict[str, int]:
+    resources = container.get("resources") or {}
+    if not isinstance(resources, dict):
+        raise PodSpecProblem(f"{where}: resources must be a mapping")
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits") or {}
+    if not isinstance(requests, dict) or not isinstance(limits, dict):
+        raise PodSpecProblem(f"{where}: resources.requests and resources.limits must be mappings")
+    merged: dict[str, object] = dict(limits)
+    merged.update(requests)  # an explicit request wins; a missing one defaults to the limit
+    out: dict[str, int] = {}
+    for resource, text in merged.items():
+        resource = str(resource)
+        try:
+            value = to_units(resource, text)
+        except QuantityError as error:
+            raise PodSpecProblem(f"{where}: resource {resource}: {error}") from None
+        if value < 0:
+            raise PodSpecProblem(f"{where}: resource {resource}: must be greater than or equal to 0 "
+                                 f"(got {text})")
+        out[resource] = value
+    return out
+
+
+def _add(into: dict[str, int], other: dict[str, int]) -> None:
+    for key, value in other.items():
+        into[key] = into.get(key, 0) + value
+
+
+def _max(into: dict[str, int], other: dict[str, int]) -> None:
+    for key, value in other.items():
+        if value > into.get(key, 0):
+            into[key] = value
+
+
+def pod_requests(spec: dict, podset: str, namespace: str, dra: DraContext) -> dict[str, int]:
+    """Per-pod requests of a pod template spec, as Kueue charges them."""
+    if not isinstance(spec, dict):
+        raise PodSpecProblem(f"pod set {podset}: template.spec must be a mapping")
+    total: dict[str, int] = {}
+    containers = spec.get("containers") or []
+    if not isinstance(containers, list):
+        raise PodSpecProblem(f"pod set {podset}: containers must be a list")
+    for index, container in enumerate(containers):
+        if not isinstance(container, dict):
+            raise PodSpecProblem(f"pod set {podset}: containers[{index}] must be a mapping")
+        _add(total, _container_requests(container, f"pod set {podset} container "
+                                                    f"{container.get('name', index)}"))
+    init_peak: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    for index, container in enumerate(spec.get("initContainers") or []):
+        if not isinstance(container, dict):
+            raise PodSpecProblem(f"pod set {podset}: initContainers[{index}] must be a mapping")
+        requests = _container_requests(container, f"pod set {podset} init container "
+                                                   f"{container.get('name', index)}")
+        if container.get("restartPolicy") == "Always":
+            _add(total, requests)
+            _add(sidecars, requests)
+            _max(init_peak, sidecars)
+        else:
+            with_sidecars = dict(requests)
+            _add(with_sidecars, sidecars)
+            _max(init_peak, with_sidecars)
+    _max(total, init_peak)
+    overhead = spec.get("overhead") or {}
+    if isinstance(overhead, dict) and overhead:
+        _add(total, _container_requests({"resources": {"requests": overhead}}, f"pod set {podset} overhead"))
+    _rename_extended_resources(total, dra)
+    _add(total, _claim_requests(spec, podset, namespace, dra))
+    return {res: value for res, value in total.items()}
+
+
+def _rename_extended_resources(total: dict[str, int], dra: DraContext) -> None:
+    """A container request for a DeviceClass's extendedResourceName is charged under the
+    class's mapped logical resource (once; no double count with the implicit claim)."""
+    for resource in list(total):
+        device_class = dra.extended_resource_classes.get(resource)
+        if device_class is None:
+            continue
+        target = dra.class_to_resource.get(device_class, resource)
+        if target != resource:
+            total[target] = total.get(target, 0) + total.pop(resource)
+
+
+def _claim_requests(spec: dict, podset: str, namespace: str, dra: DraContext) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for claim in spec.get("resourceClaims") or []:
+        if not isinstance(claim, dict):
+            continue
+        if claim.get("resourceClaimName"):
+            raise PodSpecProblem("KueueDRAIntegration feature does not support use of resource claims")
+        template_name = claim.get("resourceClaimTemplateName")
+        if not template_name:
+            continue
+        template = dra.claim_templates.get((namespace, template_name))
+        if template is None:
+            raise PodSpecProblem(f"ResourceClaimTemplate {namespace}/{template_name} not found "
+                                 f"for podset {podset}")
+        devices = ((template.get("spec") or {}).get("devices") or {})
+        for request in devices.get("requests") or []:
+            if not isinstance(request, dict):
+                continue
+            if request.get("firstAvailable"):
+                raise PodSpecProblem("FirstAvailable device selection is not supported")
+            exactly = request.get("exactly") or request  # v1 nests under `exactly`; v1beta1 does not
+            if exactly.get("adminAccess"):
+                continue
+            mode = exactly.get("allocationMode", "ExactCount")
+            if mode == "All":
+                raise PodSpecProblem("AllocationMode 'All' is not supported")
+            device_class = exactly.get("deviceClassName", "")
+            resource = dra.class_to_resource.get(device_class)
+            if resource is None:
+                raise PodSpecProblem(f"DeviceClass {device_class} is not mapped in DRA configuration "
+                                     f"for podset {podset}")
+            count = exactly.get("count", 1)
+            if not isinstance(count, int) or count < 0:
+                raise PodSpecProblem(f"pod set {podset}: device request count must be a non-negative integer")
+            out[resource] = out.get(resource, 0) + count
+    return out
+
+
+@dataclass
+class Placement:
+    node_selector: dict[str, str]
+    affinity_terms: list[list[dict]] | None
+    tolerations: list[dict]
+
+
+def placement(spec: dict) -> Placement:
+    node_selector = spec.get("nodeSelector") or {}
+    terms = None
+    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {})
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required, dict):
+        terms = [list(t.get("matchExpressions") or []) for t in required.get("nodeSelectorTerms") or []
+                 if isinstance(t, dict)]
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    return Placement({str(k): str(v) for k, v in node_selector.items()}, terms, tolerations)

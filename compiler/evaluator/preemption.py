@@ -1,0 +1,218 @@
+"""Preemption target selection: classical (withinClusterQueue, reclaimWithinCohort,
+borrowWithinCohort, hierarchical reclaim) and Fair Sharing strategies, with fill-back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import ClusterQueue, FlavorResource
+from compiler.evaluator.tree import QuotaNode, quantities_fit_in_quota
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+HUMAN_REASONS = {
+    IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+
+WITHIN_CQ, HIERARCHICAL, RECLAIM_WITHOUT_BORROWING, RECLAIM_WHILE_BORROWING = range(1, 5)
+_VARIANT_REASON = {WITHIN_CQ: IN_CLUSTER_QUEUE, HIERARCHICAL: IN_COHORT_RECLAMATION,
+                   RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
+                   RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING}
+
+
+@dataclass
+class Target:
+    info: WorkloadInfo
+    reason: str
+
+
+def satisfies_policy(preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str) -> bool:
+    if policy == "LowerPriority":
+        return preemptor.priority > candidate.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return preemptor.priority > candidate.priority or (
+            preemptor.priority == candidate.priority and preemptor.workload.created < candidate.workload.created)
+    return policy == "Any"
+
+
+def candidate_order(preemptor_cq: str) -> Callable[[WorkloadInfo], tuple]:
+    """Kueue's CandidatesOrdering: other queues first, lower priority, most recently
+    reserved first, then UID."""
+    def key(info: WorkloadInfo) -> tuple:
+        rank = info.reserved_rank
+        return (info.cluster_queue == preemptor_cq, info.priority, -rank[0], -rank[1], info.uid)
+    return key
+
+
+class Preemptor:
+    def __init__(self, nodes: dict[str, QuotaNode], specs: dict[str, ClusterQueue],
+                 admitted: dict[str, dict[str, WorkloadInfo]], fair_sharing: bool,
+                 strategies: list[str]) -> None:
+        self.nodes = nodes          # CQ name -> leaf node
+        self.specs = specs
+        self.admitted = admitted    # CQ name -> key -> info holding quota
+        self.fair_sharing = fair_sharing
+        self.strategies = strategies
+
+    # -- snapshot edits ----------------------------------------------------------------------
+    def remove(self, info: WorkloadInfo) -> None:
+        self.nodes[info.cluster_queue].remove_all(info.usage)
+
+    def add(self, info: WorkloadInfo) -> None:
+        self.nodes[info.cluster_queue].add_all(info.usage)
+
+    @staticmethod
+    def uses(info: WorkloadInfo, frs: set[FlavorResource]) -> bool:
+        return any(fr in frs for fr in info.usage)
+
+    def fits(self, node: QuotaNode, usage: dict[FlavorResource, int], allow_borrowing: bool) -> bool:
+        for fr, value in usage.items():
+            if not allow_borrowing and node.borrowing_with(fr, value):
+                return False
+            if value > node.available(fr):
+                return False
+        return True
+
+    def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
+                usage: dict[FlavorResource, int]) -> list[Target]:
+        if self.fair_sharing:
+            return self._fair(preemptor, cq_name, frs, usage)
+        return self._classical(preemptor, cq_name, frs, usage)
+
+    # -- classical ---------------------------------------------------------------------------
+    def _classify(self, preemptor: WorkloadInfo, cq_name: str, spec: ClusterQueue, frs,
+                  candidate: WorkloadInfo, advantage: bool) -> int:
+        if not self.uses(candidate, frs):
+            return 0
+        own = candidate.cluster_queue == cq_name
+        policy = spec.preemption.within_cluster_queue if own else spec.preemption.reclaim_within_cohort
+        if not satisfies_policy(preemptor, candidate, policy):
+            return 0
+        if own:
+            return WITHIN_CQ
+        if advantage:
+            return HIERARCHICAL
+        if spec.preemption.borrow_within_cohort == "Never":
+            return RECLAIM_WITHOUT_BORROWING
+        threshold = spec.preemption.max_priority_threshold
+        if candidate.priority >= preemptor.priority or (threshold is not None and candidate.priority > threshold):
+            return RECLAIM_WITHOUT_BORROWING
+        return RECLAIM_WHILE_BORROWING
+
+    def _from_cq(self, name: str, lca, preemptor, cq_name, spec, frs, advantage, out) -> None:
+        for candidate in self.admitted.get(name, {}).values():
+            variant = self._classify(preemptor, cq_name, spec, frs, candidate, advantage)
+            if variant:
+                out.append((candidate, lca, variant))
+
+    def _collect_subtree(self, current: QuotaNode, subtree_root: QuotaNode, skip, cq_node: QuotaNode,
+                         preemptor, cq_name, spec, frs, advantage, out) -> None:
+        for child in current.child_cohorts:
+            if child is skip or child.within_nominal(frs):
+                continue
+            self._collect_subtree(child, subtree_root, skip, cq_node, preemptor, cq_name, spec, frs,
+                                  advantage, out)
+        for child in current.child_cqs:
+            if child is cq_node:
+                continue
+            if not child.within_nominal(frs):
+                self._from_cq(child.name, subtree_root, preemptor, cq_name, spec, frs, advantage, out)
+
+    def _classical(self, preemptor, cq_name, frs, usage) -> list[Target]:
+        node = self.nodes[cq_name]
+        spec = self.specs[cq_name]
+        order = candidate_order(cq_name)
+        same: list = []
+        if spec.preemption.within_cluster_queue != "Never":
+            self._from_cq(cq_name, None, preemptor, cq_name, spec, frs, False, same)
+        hierarchy: list = []
+        priority: list = []
+        if node.parent is not None and spec.preemption.reclaim_within_cohort != "Never":
+            previous = None
+            advantage, remaining = quantities_fit_in_quota(node, usage)
+            for ancestor in node.ancestors():
+                target_list = hierarchy if advantage else priority
+                self._collect_subtree(ancestor, ancestor, previous, node, preemptor, cq_name, spec, frs,
+                                      advantage, target_list)
+                fits, remaining = quantities_fit_in_quota(ancestor, remaining)
+                advantage = advantage or fits
+                previous = ancestor
+        for group in (same, hierarchy, priority):
+            group.sort(key=lambda item: order(item[0]))
+        candidates = hierarchy + priority + same
+        if not candidates:
+            return []
+        forbidden = spec.preemption.borrow_within_cohort == "Never"
+        no_other = not hierarchy and not priority
+        if no_other or (forbidden and not self._under_nominal(node, frs)):
+            attempts = [True]
+        elif forbidden and not hierarchy:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for allow_borrowing in attempts:
+            removed: list[Target] = []
+            for candidate, lca, variant in candidates:
+                if not self._valid(candidate, lca, variant, cq_name, frs, allow_borrowing):
+                    continue
+                self.remove(candidate)
+                removed.append(Target(candidate, _VARIANT_REASON[variant]))
+                if self.fits(node, usage, allow_borrowing):
+                    removed = self._fill_back(node, usage, removed, allow_borrowing)
+                    for target in removed:
+                        self.add(target.info)
+                    return removed
+            for target in removed:
+                self.add(target.info)
+        return []
+
+    @staticmethod
+    def _under_nominal(node: QuotaNode, frs) -> bool:
+        for fr in frs:
+            if node.quota(fr).nominal <= node.usage.get(fr, 0):
+                return False
+        return True
+
+    def _valid(self, candidate: WorkloadInfo, lca, variant, cq_name, frs, allow_borrowing) -> bool:
+        if candidate.cluster_queue == cq_name:
+            return True
+        if allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING:
+            return False
+        cand_node = self.nodes[candidate.cluster_queue]
+        if cand_node.within_nominal(frs):
+            return False
+        for ancestor in cand_node.ancestors():
+            if ancestor is lca:
+                break
+            if ancestor.within_nominal(frs):
+                return False
+        return True
+
+    def _fill_back(self, node, usage, targets: list[Target], allow_borrowing: bool) -> list[Target]:
+        i = len(targets) - 2
+        while i >= 0:
+            self.add(targets[i].info)
+            if self.fits(node, usage, allow_borrowing):
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                self.remove(targets[i].info)
+            i -= 1
+        return targets
+
+    # -- fair sharing ------------------------------------------------------------------------
+    def _fair(self, preemptor, cq_name, frs, usage) -> list[Target]:
+        from compiler.evaluator.fairshare import fair_preemptions
+        return fair_preemptions(self, preemptor, cq_name, frs, usage)
+
+
+def all_ancestors_and_self(node: QuotaNode) -> Iterable[QuotaNode]:
+    yield node
+    yield from node.ancestors()

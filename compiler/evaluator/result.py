@@ -1,0 +1,135 @@
+"""What an evaluation found: per-workload outcomes, per-ClusterQueue usage, explanations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.evaluator.assigner import A_FIT, Assignment
+from compiler.evaluator.quantity import format_units
+
+
+@dataclass(frozen=True)
+class WorkloadOutcome:
+    name: str
+    status: str                      # admitted | running | pending | inadmissible | preempted
+    cluster_queue: str | None
+    assignment: dict[str, dict[str, str]]
+    count: dict[str, int]
+    borrowing: bool
+    reason: str
+    reason_code: str
+    preempted_by: str | None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "clusterQueue": self.cluster_queue, "status": self.status,
+                "assignment": self.assignment, "count": self.count, "borrowing": self.borrowing,
+                "reason": self.reason, "reasonCode": self.reason_code, "preemptedBy": self.preempted_by}
+
+
+class EvaluationResult:
+    def __init__(self, engine) -> None:
+        self._engine = engine
+        self.cycles = engine.cycle
+        self.decisions = engine.decisions
+        self.warnings = list(engine.state.warnings)
+        self.outcomes: dict[str, WorkloadOutcome] = {}
+        for key in sorted(engine.infos):
+            info = engine.infos[key]
+            held = info.holds_quota
+            status = info.status
+            if held and info.held_before and status != "admitted":
+                status = "running"
+            self.outcomes[key] = WorkloadOutcome(
+                name=key, status=status, cluster_queue=info.cluster_queue,
+                assignment={ps: dict(sorted(f.items())) for ps, f in sorted(info.flavors.items())} if held else {},
+                count=dict(sorted(info.counts.items())) if held else {},
+                borrowing=bool(info.borrowing) if held else False,
+                reason=info.reason, reason_code=info.reason_code,
+                preempted_by=info.preempted_by if status == "preempted" else None)
+        self.cluster_queues = []
+        for name in sorted(engine.nodes):
+            node = engine.nodes[name]
+            usage: dict[str, dict[str, str]] = {}
+            borrowed: dict[str, dict[str, str]] = {}
+            for (flavor, res), amount in sorted(node.usage.items()):
+                if amount == 0 and (flavor, res) not in node.quotas:
+                    continue
+                usage.setdefault(flavor, {})[res] = format_units(res, amount)
+                over = amount - node.quota((flavor, res)).nominal
+                if over > 0:
+                    borrowed.setdefault(flavor, {})[res] = format_units(res, over)
+            self.cluster_queues.append({"name": name, "usage": usage, "borrowed": borrowed})
+
+    def to_json(self) -> dict:
+        return {"workloads": [o.to_json() for o in self.outcomes.values()],
+                "clusterQueues": self.cluster_queues}
+
+    def workload(self, name: str) -> WorkloadOutcome:
+        try:
+            return self.outcomes[name]
+        except KeyError:
+            raise KeyError(f"no workload {name} in the input (names are namespace/name; "
+                           f"jobs become <kind>-<name>-<hash>)") from None
+
+    def explain(self, name: str) -> str:
+        outcome = self.workload(name)
+        info = self._engine.infos[name]
+        lines = [f"workload {name}: {outcome.status}"
+                 + (f" in ClusterQueue {outcome.cluster_queue}" if outcome.cluster_queue else "")]
+        lines.append(f"  priority {info.priority}, created {info.workload.created.isoformat()}")
+        for ps in info.workload.podsets:
+            req = ", ".join(f"{r}: {format_units(r, v * ps.count)}" for r, v in sorted(ps.per_pod.items()))
+            lines.append(f"  pod set {ps.name}: count {ps.count}"
+                         + (f" (minCount {ps.min_count})" if ps.min_count is not None else "")
+                         + f", total requests {{{req}}}")
+        lines.append(f"  reason [{outcome.reason_code}]: {outcome.reason}")
+        if outcome.preempted_by:
+            lines.append(f"  preempted by {outcome.preempted_by}")
+        assignment: Assignment | None = info.last_assignment
+        if assignment is not None:
+            lines.append("  flavors tried in the last attempt:")
+            for ps in assignment.podsets:
+                for attempt in ps.attempts:
+                    detail = "; ".join(attempt.reasons) if attempt.reasons else "fits"
+                    borrow = f", borrowing level {attempt.borrow}" if attempt.borrow else ""
+                    label = attempt.flavor or "(no flavor)"
+                    lines.append(f"    {ps.name} / {label}: {attempt.mode}{borrow} - {detail}")
+            needs = self._what_it_would_take(info, assignment)
+            if needs:
+                lines.append("  what it would take:")
+                lines.extend(f"    {n}" for n in needs)
+        elif outcome.status in ("admitted", "running"):
+            for ps, flavors in outcome.assignment.items():
+                lines.append(f"  {ps}: " + ", ".join(f"{r} -> {f}" for r, f in flavors.items()))
+        return "\n".join(lines)
+
+    def _what_it_would_take(self, info, assignment: Assignment) -> list[str]:
+        if assignment.mode == A_FIT and info.holds_quota:
+            return []
+        out = []
+        node = self._engine.nodes.get(info.cluster_queue) if info.cluster_queue else None
+        for ps in assignment.podsets:
+            for attempt in ps.attempts:
+                for reason in attempt.reasons:
+                    if "more needed" in reason:
+                        out.append(f"{reason.split(', ')[-1]} of unused quota in flavor {attempt.flavor} "
+                                   "(wait for running workloads to finish, or free it by preemption)")
+                    elif "maximum capacity" in reason and node is not None:
+                        out.append(f"flavor {attempt.flavor}: the request exceeds what this ClusterQueue "
+                                   "can ever hold; raise nominalQuota/borrowingLimit or lower the request")
+                    elif "doesn't match node affinity" in reason or "untolerated taint" in reason:
+                        out.append(f"flavor {attempt.flavor}: change the pod's nodeSelector/affinity or "
+                                   "tolerations to match the flavor")
+                    elif "unavailable in ClusterQueue" in reason:
+                        out.append(f"{reason}: add it to a resource group's coveredResources")
+        seen = set()
+        return [o for o in out if not (o in seen or seen.add(o))]
+
+    def table(self) -> list[tuple[str, ...]]:
+        rows = []
+        for o in self.outcomes.values():
+            flavors = "; ".join(f"{ps}: " + ",".join(f"{r}={f}" for r, f in fl.items())
+                                for ps, fl in o.assignment.items())
+            rows.append((o.name, o.cluster_queue or "-", o.status, flavors or "-",
+                         "yes" if o.borrowing else "no", o.reason))
+        return rows

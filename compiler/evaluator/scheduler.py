@@ -1,0 +1,562 @@
+"""Kueue's scheduling loop over a ClusterState: heads, nomination, ordering, admission,
+preemption, requeueing, cycle after cycle."""
+
+from __future__ import annotations
+
+import heapq
+from datetime import datetime
+
+from compiler.evaluator.assigner import (
+    A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner,
+    WAITING_FOR_QUOTA,
+)
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
+from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
+from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
+
+MISCONFIGURED = "Misconfigured"
+SUSPENDED = "Suspended"
+WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+QUOTA_RESERVED = "QuotaReserved"
+# Reasons that say the workload cannot be admitted until some object changes.
+INADMISSIBLE_REASONS = {MISCONFIGURED, SUSPENDED, "NoMatchingFlavor", "ExceedsMaxQuota", "Invalid",
+                        "Inactive", "Finished"}
+
+
+def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
+    if selector is None:
+        return False
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(str(key)) != str(value):
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return False
+        key, op = expr.get("key"), expr.get("operator")
+        values = [str(v) for v in expr.get("values") or []]
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+class _Queue:
+    """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
+
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members")
+
+    def __init__(self, strict: bool) -> None:
+        self.heap: list[tuple] = []
+        self.inadmissible: dict[str, WorkloadInfo] = {}
+        self.strict = strict
+        self.sticky: WorkloadInfo | None = None
+        self.members: set[str] = set()
+
+    def push(self, info: WorkloadInfo) -> None:
+        if info.key in self.members:
+            return
+        self.members.add(info.key)
+        heapq.heappush(self.heap, (info.queue_order(), id(info), info))
+
+    def pop(self) -> WorkloadInfo | None:
+        if self.sticky is not None and self.sticky.key in self.members:
+            info = self.sticky
+            self.heap = [item for item in self.heap if item[2] is not info]
+            heapq.heapify(self.heap)
+            self.members.discard(info.key)
+            return info
+        self.sticky = None
+        if not self.heap:
+            return None
+        info = heapq.heappop(self.heap)[2]
+        self.members.discard(info.key)
+        return info
+
+    def requeue_inadmissible(self) -> None:
+        for info in self.inadmissible.values():
+            self.push(info)
+        self.inadmissible.clear()
+
+
+class _Entry:
+    __slots__ = ("info", "cq", "assignment", "targets", "status", "message", "reason", "skipped",
+                 "inadmissible_only", "namespace_mismatch")
+
+    def __init__(self, info: WorkloadInfo, cq: str) -> None:
+        self.info = info
+        self.cq = cq
+        self.assignment: Assignment | None = None
+        self.targets: list[Target] = []
+        self.status = ""
+        self.message = ""
+        self.reason = ""
+        self.skipped = False
+        self.inadmissible_only = False
+        self.namespace_mismatch = False
+
+
+class Engine:
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.config = state.configuration
+        self.fair_sharing = self.config.fair_sharing
+        self.infos: dict[str, WorkloadInfo] = {}
+        self.nodes: dict[str, QuotaNode] = {}
+        self.cohort_nodes: dict[str, QuotaNode] = {}
+        self.inactive: dict[str, str] = {}  # CQ -> why
+        self.admitted: dict[str, dict[str, WorkloadInfo]] = {}
+        self.queues: dict[str, _Queue] = {}
+        self.cycle = 0
+        self.decisions = 0
+        self._reserve_seq = 0
+        self._build_tree()
+        self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
+                                   self.config.preemption_strategies)
+        self._assigners: dict[str, FlavorAssigner] = {}
+        self._load_workloads()
+
+    # -- setup -------------------------------------------------------------------------------
+    def _build_tree(self) -> None:
+        state = self.state
+        parents: dict[str, str | None] = {name: c.parent for name, c in state.cohorts.items()}
+        for cq in state.cluster_queues.values():
+            if cq.cohort and cq.cohort not in parents:
+                parents[cq.cohort] = None
+        for name in list(parents):
+            parent = parents[name]
+            while parent is not None and parent not in parents:
+                parents[parent] = None
+                parent = None
+        in_cycle: set[str] = set()
+        for name in parents:
+            seen = []
+            node = name
+            while node is not None and node not in seen:
+                seen.append(node)
+                node = parents.get(node)
+            if node is not None:  # walked into a loop
+                in_cycle.update(seen[seen.index(node):])
+        # a cohort whose ancestor chain reaches a cycle is also unusable
+        def reaches_cycle(name: str) -> bool:
+            seen = set()
+            while name is not None and name not in seen:
+                if name in in_cycle:
+                    return True
+                seen.add(name)
+                name = parents.get(name)
+            return False
+        broken = {name for name in parents if reaches_cycle(name)}
+        for name in sorted(parents):
+            if name in broken:
+                continue
+            spec = state.cohorts.get(name)
+            quotas = {}
+            weight = 1
+            if spec is not None:
+                for group in spec.resource_groups:
+                    quotas.update(group.quotas)
+                weight = spec.fair_weight
+            self.cohort_nodes[name] = QuotaNode(name, False, quotas, weight)
+        for name, node in self.cohort_nodes.items():
+            parent = parents.get(name)
+            if parent is not None:
+                node.parent = self.cohort_nodes[parent]
+                node.parent.child_cohorts.append(node)
+        for name in sorted(state.cluster_queues):
+            cq = state.cluster_queues[name]
+            quotas = {}
+            for group in cq.resource_groups:
+                quotas.update(group.quotas)
+            node = QuotaNode(name, True, quotas, cq.fair_weight)
+            self.nodes[name] = node
+            self.admitted[name] = {}
+            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO")
+            if cq.cohort:
+                if cq.cohort in broken:
+                    self.inactive[name] = f"cohort {cq.cohort} is part of a cycle"
+                else:
+                    node.parent = self.cohort_nodes[cq.cohort]
+                    node.parent.child_cqs.append(node)
+            missing = sorted({f for g in cq.resource_groups for f in g.flavors} - set(state.flavors))
+            if missing:
+                self.inactive.setdefault(name, f"flavor {missing[0]} not found")
+            if cq.stop_policy not in ("None", "", None):
+                self.inactive.setdefault(name, f"stopPolicy is {cq.stop_policy}")
+        for node in self.cohort_nodes.values():
+            if node.parent is None:
+                node.finalize()
+
+    def _resolve_queue(self, workload: Workload) -> tuple[str | None, str, str]:
+        """(ClusterQueue, reason code, message) for a pending workload, Kueue's queue blockers."""
+        if workload.queue_name is None:
+            return None, MISCONFIGURED, "Workload has no queue name"
+        lq = self.state.local_queues.get((workload.namespace, workload.queue_name))
+        if lq is None:
+            return None, MISCONFIGURED, f"LocalQueue {workload.queue_name} doesn't exist"
+        if lq.stop_policy not in ("None", "", None):
+            return lq.cluster_queue, SUSPENDED, f"LocalQueue {workload.queue_name} is inactive"
+        if lq.cluster_queue not in self.state.cluster_queues:
+            return lq.cluster_queue, MISCONFIGURED, f"ClusterQueue {lq.cluster_queue} doesn't exist"
+        if lq.cluster_queue in self.inactive:
+            return lq.cluster_queue, SUSPENDED, f"ClusterQueue {lq.cluster_queue} is inactive"
+        return lq.cluster_queue, "", ""
+
+    def _load_workloads(self) -> None:
+        ordered = sorted(self.state.workloads, key=lambda w: (w.created, w.uid, w.key))
+        for workload in ordered:
+            info = WorkloadInfo(workload)
+            self.infos[workload.key] = info
+            if workload.admission is not None:
+                self._load_admitted(info)
+                continue
+            if workload.invalid is not None:
+                info.status = "inadmissible"
+                info.reason_code, info.reason = workload.invalid
+                continue
+            if not workload.active:
+                info.status = "inadmissible"
+                info.reason_code, info.reason = "Inactive", "The workload is deactivated"
+                continue
+            cq, code, message = self._resolve_queue(workload)
+            info.cluster_queue = cq
+            if code:
+                info.status = "inadmissible"
+                info.reason_code, info.reason = code, message
+                continue
+            info.status = "pending"
+            info.reason_code, info.reason = "Pending", "Waiting to be scheduled"
+            self.queues[cq].push(info)
+
+    def _load_admitted(self, info: WorkloadInfo) -> None:
+        workload = info.workload
+        admission = workload.admission
+        info.cluster_queue = admission.cluster_queue
+        info.holds_quota = info.held_before = True
+        info.status = "running"
+        info.reason_code = QUOTA_RESERVED
+        info.reason = f"Quota reserved in ClusterQueue {admission.cluster_queue}"
+        for psa in admission.podsets:
+            info.flavors[psa.name] = dict(psa.flavors)
+            info.counts[psa.name] = psa.count
+            for res, amount in psa.resource_usage.items():
+                flavor = psa.flavors.get(res)
+                if flavor is None or amount == 0:
+                    continue
+                fr = (flavor, res)
+                info.usage[fr] = info.usage.get(fr, 0) + amount
+        reserved = workload.quota_reserved_at or workload.created
+        info.reserved_rank = (reserved.timestamp(), 0)
+        node = self.nodes.get(admission.cluster_queue)
+        if node is None:
+            info.reason = (f"Quota reserved in ClusterQueue {admission.cluster_queue}, which does not "
+                           "exist in the input; its usage is not counted")
+            return
+        node.add_all(info.usage)
+        self.admitted[admission.cluster_queue][info.key] = info
+        info.borrowing = any(node.borrowing(fr) for fr in info.usage) if node.parent is not None else False
+
+    # -- one cycle ---------------------------------------------------------------------------
+    def assigner(self, cq_name: str) -> FlavorAssigner:
+        assigner = self._assigners.get(cq_name)
+        if assigner is None:
+            assigner = FlavorAssigner(self.state.cluster_queues[cq_name], self.nodes[cq_name],
+                                      self.state.flavors, self.fair_sharing,
+                                      self.config.quota_check_strategy == "IgnoreUndeclared", None)
+            self._assigners[cq_name] = assigner
+        return assigner
+
+    def _oracle_for(self, info: WorkloadInfo, cq_name: str):
+        node = self.nodes[cq_name]
+
+        def oracle(fr: FlavorResource, quantity: int) -> tuple[int, int]:
+            targets = self.preemptor.targets(info, cq_name, {fr}, {fr: quantity})
+            if not targets:
+                borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
+                return NO_CANDIDATES, borrow
+            for target in targets:
+                self.preemptor.remove(target.info)
+            borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
+            for target in targets:
+                self.preemptor.add(target.info)
+            if any(t.info.cluster_queue == cq_name for t in targets):
+                return PREEMPT, borrow
+            return RECLAIM, borrow
+        return oracle
+
+    def get_assignment(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        assigner = self.assigner(cq_name)
+        assigner.oracle = self._oracle_for(info, cq_name)
+        podsets = info.workload.podsets
+        full = assigner.assign(podsets, None, info.last_tried)
+        if full.mode == A_FIT:
+            return full, []
+        if full.mode == A_PREEMPT:
+            targets = self.preemptor.targets(info, cq_name, full.frs_needing_preemption(), full.usage)
+            if targets:
+                return full, targets
+        reducible = [(ps.count - ps.min_count) if ps.min_count is not None else 0 for ps in podsets]
+        total = sum(reducible)
+        if total > 0:
+            # Kueue's PodSetReducer: binary search for the smallest reduction that fits, i.e. the
+            # largest counts; a probe fits if it is Fit or Preempt with targets.
+            last_good, last = 0, None
+            lo, hi = 0, total + 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                counts = [ps.count - (d * mid // total) for ps, d in zip(podsets, reducible)]
+                probe = assigner.assign(podsets, counts, info.last_tried)
+                result = None
+                if probe.mode == A_FIT:
+                    result = (probe, [])
+                elif probe.mode == A_PREEMPT:
+                    targets = self.preemptor.targets(info, cq_name, probe.frs_needing_preemption(), probe.usage)
+                    if targets:
+                        result = (probe, targets)
+                if result is not None:
+                    last_good, last = mid, result
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if last is not None and lo == last_good:
+                return last
+        return full, []
+
+    def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
+        entry = _Entry(info, cq_name)
+        cq = self.state.cluster_queues[cq_name]
+        labels = self.state.namespace_labels(info.workload.namespace)
+        if not _selector_matches(cq.namespace_selector, labels):
+            entry.inadmissible_only = True
+            entry.namespace_mismatch = True
+            entry.message = "workload namespace doesn't match ClusterQueue selector"
+            entry.reason = MISCONFIGURED
+            return entry
+        assignment, targets = self.get_assignment(info, cq_name)
+        entry.assignment = assignment
+        entry.targets = targets
+        entry.message = assignment.message()
+        return entry
+
+    def _order(self, entries: list[_Entry]) -> list[_Entry]:
+        if self.fair_sharing:
+            from compiler.evaluator.fairshare import fair_order
+            return fair_order(self, entries)
+        return sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
+                                              e.info.workload.created, e.info.uid, e.info.key))
+
+    def run_cycle(self) -> bool:
+        """One scheduling cycle. Returns True if anything changed."""
+        self.cycle += 1
+        heads: list[tuple[WorkloadInfo, str]] = []
+        for name in sorted(self.queues):
+            if name in self.inactive:
+                continue
+            info = self.queues[name].pop()
+            if info is not None:
+                heads.append((info, name))
+        if not heads:
+            return False
+        entries: list[_Entry] = []
+        inadmissible: list[_Entry] = []
+        for info, cq_name in heads:
+            entry = self._nominate(info, cq_name)
+            self.decisions += 1
+            (inadmissible if entry.inadmissible_only else entries).append(entry)
+        changed = False
+        temporary: list[tuple[QuotaNode, dict]] = []  # usage held only for this cycle
+        preempted: dict[str, Target] = {}
+        preemptors: list[tuple[_Entry, list[Target]]] = []
+        for entry in self._order(entries):
+            changed |= self._process(entry, preempted, temporary, preemptors)
+        for node, usage in temporary:
+            node.remove_all(usage)
+        # Evictions complete between cycles: victims release quota and are requeued.
+        touched_roots: set[int] = set()
+        for entry, targets in preemptors:
+            for target in targets:
+                victim = target.info
+                if not victim.holds_quota:
+                    continue
+                self._evict(victim, entry, target.reason)
+                touched_roots.add(id(self.nodes[victim.cluster_queue].root()))
+                changed = True
+        if touched_roots:
+            for name, queue in self.queues.items():
+                if id(self.nodes[name].root()) in touched_roots:
+                    queue.requeue_inadmissible()
+        for entry in entries + inadmissible:
+            if entry.status == "admitted":
+                continue
+            changed |= self._requeue(entry)
+        return changed
+
+    def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
+        info = entry.info
+        assignment = entry.assignment
+        node = self.nodes[entry.cq]
+        mode = assignment.mode
+        info.last_assignment = assignment
+        if mode == A_NO_FIT:
+            entry.reason = assignment.no_fit_reason
+            entry.status = "nofit"
+            self._remember_scan(info, assignment)
+            return False
+        if mode == A_PREEMPT and not entry.targets:
+            entry.reason = WAITING_FOR_QUOTA
+            entry.status = "nocandidates"
+            self._remember_scan(info, assignment)
+            if self.state.cluster_queues[entry.cq].preemption.reclaim_within_cohort != "Any":
+                reserve = self._reservation(assignment, node)
+                node.add_all(reserve)
+                temporary.append((node, reserve))
+            return False
+        if any(t.info.key in preempted for t in entry.targets):
+            entry.skipped = True
+            entry.status = "skipped"
+            entry.message = "Workload has overlapping preemption targets with another workload"
+            entry.reason = WAITING_FOR_QUOTA
+            self._remember_scan(info, assignment)
+            return False
+        removal = list(preempted.values()) + entry.targets
+        for target in removal:
+            self.preemptor.remove(target.info)
+        fits = all(node.available(fr) >= value for fr, value in assignment.usage.items())
+        for target in removal:
+            self.preemptor.add(target.info)
+        if not fits:
+            entry.skipped = True
+            entry.status = "skipped"
+            entry.message = "Workload no longer fits after processing another workload"
+            entry.reason = WAITING_FOR_QUOTA
+            self._remember_scan(info, assignment)
+            return False
+        for target in entry.targets:
+            preempted[target.info.key] = target
+        if mode == A_PREEMPT:
+            node.add_all(assignment.usage)
+            temporary.append((node, dict(assignment.usage)))
+            entry.status = "preempting"
+            entry.reason = WAITING_FOR_PREEMPTED
+            entry.message += f". Pending the preemption of {len(entry.targets)} workload(s)"
+            info.last_tried = None
+            preemptors.append((entry, entry.targets))
+            return True
+        self._admit(info, entry.cq, assignment)
+        entry.status = "admitted"
+        return True
+
+    @staticmethod
+    def _remember_scan(info: WorkloadInfo, assignment: Assignment) -> None:
+        # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
+        # tried for each resource that got one.
+        tried = {}
+        for index, ps in enumerate(assignment.podsets):
+            for res, idx in ps.tried_index.items():
+                if res in ps.flavors:
+                    tried[(index, res)] = idx
+        info.last_tried = tried or None
+
+    @staticmethod
+    def _reservation(assignment: Assignment, node: QuotaNode) -> dict[FlavorResource, int]:
+        reserve = {}
+        for fr, value in assignment.usage.items():
+            quota = node.quota(fr)
+            used = node.usage.get(fr, 0)
+            if assignment.borrowing > 0:
+                if quota.borrowing_limit is None:
+                    reserve[fr] = value
+                else:
+                    reserve[fr] = min(value, quota.nominal + quota.borrowing_limit - used)
+            else:
+                reserve[fr] = max(0, min(value, quota.nominal - used))
+            if reserve[fr] <= 0:
+                del reserve[fr]
+        return reserve
+
+    def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
+        node = self.nodes[cq_name]
+        node.add_all(assignment.usage)
+        self._reserve_seq += 1
+        info.cluster_queue = cq_name
+        info.usage = dict(assignment.usage)
+        info.flavors = {ps.name: {res: f[0] for res, f in sorted(ps.flavors.items())} for ps in assignment.podsets}
+        info.counts = {ps.name: ps.count for ps in assignment.podsets}
+        info.holds_quota = True
+        info.status = "admitted"
+        info.reason_code = QUOTA_RESERVED
+        info.reason = f"Quota reserved in ClusterQueue {cq_name}"
+        info.reserved_rank = (float("inf"), self._reserve_seq)
+        info.borrowing = assignment.borrowing > 0
+        info.sticky = False
+        info.last_tried = None
+        info.preempted_by = None
+        self.admitted[cq_name][info.key] = info
+        queue = self.queues[cq_name]
+        if queue.sticky is info:
+            queue.sticky = None
+
+    def _evict(self, victim: WorkloadInfo, entry: _Entry, reason: str) -> None:
+        cq_name = victim.cluster_queue
+        node = self.nodes[cq_name]
+        node.remove_all(victim.usage)
+        self.admitted[cq_name].pop(victim.key, None)
+        preemptor = entry.info
+        victim.holds_quota = False
+        victim.usage = {}
+        victim.flavors = {}
+        victim.counts = {}
+        victim.borrowing = False
+        victim.status = "preempted"
+        victim.reason_code = "Preempted"
+        uid = preemptor.workload.uid or "UNKNOWN"
+        victim.reason = (f"Preempted to accommodate a workload (UID: {uid}, JobUID: UNKNOWN) due to "
+                         f"{HUMAN_REASONS[reason]}; preemptor path: {self.nodes[entry.cq].path()}; "
+                         f"preemptee path: {node.path()}")
+        victim.preempted_by = preemptor.key
+        # An evicted workload goes back to its queue (if it still resolves to an active CQ).
+        target_cq, code, _ = self._resolve_queue(victim.workload)
+        if not code and target_cq in self.queues:
+            victim.cluster_queue = target_cq
+            self.queues[target_cq].push(victim)
+
+    def _requeue(self, entry: _Entry) -> bool:
+        info = entry.info
+        queue = self.queues[entry.cq]
+        info.cluster_queue = entry.cq
+        info.status = "pending"
+        info.reason_code = entry.reason or WAITING_FOR_QUOTA
+        info.reason = entry.message
+        if entry.status == "preempting":
+            info.sticky = True
+            queue.sticky = info if not queue.strict else queue.sticky
+            queue.push(info)
+            return True
+        if entry.namespace_mismatch:
+            info.status = "inadmissible"
+            queue.inadmissible[info.key] = info
+            return True
+        if queue.strict or entry.skipped:
+            queue.push(info)
+            return entry.skipped
+        if info.reason_code in INADMISSIBLE_REASONS:
+            info.status = "inadmissible"
+        queue.inadmissible[info.key] = info
+        return True
+
+    def run(self, cycles: int | None = None, limit: int = 1_000_000) -> None:
+        if cycles is not None:
+            for _ in range(cycles):
+                self.run_cycle()
+            return
+        for _ in range(limit):
+            if not self.run_cycle():
+                return

@@ -1,0 +1,174 @@
+"""The quota tree: ClusterQueues (leaves) and Cohorts (inner nodes), per (flavor, resource).
+
+Mirrors Kueue's resource nodes: SubtreeQuota, localQuota (the part hidden from the parent by a
+lendingLimit), usage that bubbles up only past a child's local part, and the derived
+`available` / `potential_available`. Usage changes are incremental: adding or removing a
+workload walks its ancestors once; cohort totals are never recomputed from scratch.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from compiler.evaluator.models import FlavorResource, ResourceQuota
+
+_ZERO_QUOTA = ResourceQuota(0)
+
+
+class QuotaNode:
+    __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
+                 "child_cqs", "child_cohorts", "weight", "_height")
+
+    def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
+        self.name = name
+        self.is_cq = is_cq
+        self.parent: QuotaNode | None = None
+        self.quotas = quotas
+        self.subtree: dict[FlavorResource, int] = {fr: q.nominal for fr, q in quotas.items()}
+        self.usage: dict[FlavorResource, int] = {}
+        self.local: dict[FlavorResource, int] = {}
+        self.child_cqs: list[QuotaNode] = []
+        self.child_cohorts: list[QuotaNode] = []
+        self.weight = weight
+        self._height: int | None = None
+
+    # -- structure ---------------------------------------------------------------------------
+    def ancestors(self) -> Iterator["QuotaNode"]:
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def root(self) -> "QuotaNode":
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def path(self) -> str:
+        names = [self.name] + [a.name for a in self.ancestors()]
+        return "/" + "/".join(reversed(names))
+
+    def height(self) -> int:
+        if self._height is None:
+            height = min(len(self.child_cqs) + len(self.child_cohorts), 1)
+            for child in self.child_cohorts:
+                height = max(height, child.height() + 1)
+            self._height = height
+        return self._height
+
+    def subtree_cqs(self) -> Iterator["QuotaNode"]:
+        yield from self.child_cqs
+        for child in self.child_cohorts:
+            yield from child.subtree_cqs()
+
+    def finalize(self) -> None:
+        """Compute SubtreeQuota and localQuota bottom-up (once, when the tree is built)."""
+        for child in self.child_cohorts:
+            child.finalize()
+        for child in self.child_cohorts + self.child_cqs:
+            child._compute_local()
+            for fr, quota in child.subtree.items():
+                self.subtree[fr] = self.subtree.get(fr, 0) + quota - child.local.get(fr, 0)
+
+    def _compute_local(self) -> None:
+        for fr, quota in self.quotas.items():
+            if quota.lending_limit is not None:
+                self.local[fr] = max(0, self.subtree.get(fr, 0) - quota.lending_limit)
+
+    def quota(self, fr: FlavorResource) -> ResourceQuota:
+        return self.quotas.get(fr, _ZERO_QUOTA)
+
+    # -- derived quantities ------------------------------------------------------------------
+    def local_available(self, fr: FlavorResource) -> int:
+        return max(0, self.local.get(fr, 0) - self.usage.get(fr, 0))
+
+    def _available(self, fr: FlavorResource) -> int:
+        if self.parent is None:
+            return self.subtree.get(fr, 0) - self.usage.get(fr, 0)
+        parent_available = self.parent._available(fr)
+        quota = self.quotas.get(fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            local = self.local.get(fr, 0)
+            stored_in_parent = self.subtree.get(fr, 0) - local
+            used_in_parent = max(0, self.usage.get(fr, 0) - local)
+            parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
+        return self.local_available(fr) + parent_available
+
+    def available(self, fr: FlavorResource) -> int:
+        return max(0, self._available(fr))
+
+    def potential_available(self, fr: FlavorResource) -> int:
+        if self.parent is None:
+            return self.subtree.get(fr, 0)
+        value = self.local.get(fr, 0) + self.parent.potential_available(fr)
+        quota = self.quotas.get(fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            value = min(self.subtree.get(fr, 0) + quota.borrowing_limit, value)
+        return value
+
+    def borrowing_with(self, fr: FlavorResource, value: int) -> bool:
+        return self.subtree.get(fr, 0) < self.usage.get(fr, 0) + value
+
+    def borrowing(self, fr: FlavorResource) -> bool:
+        return self.borrowing_with(fr, 0)
+
+    def within_nominal(self, frs) -> bool:
+        usage = self.usage
+        subtree = self.subtree
+        for fr in frs:
+            if subtree.get(fr, 0) < usage.get(fr, 0):
+                return False
+        return True
+
+    # -- usage -------------------------------------------------------------------------------
+    def add_usage(self, fr: FlavorResource, value: int) -> None:
+        node: QuotaNode | None = self
+        while node is not None and value > 0:
+            local_available = node.local_available(fr)
+            node.usage[fr] = node.usage.get(fr, 0) + value
+            if node.parent is None or value <= local_available:
+                return
+            value -= local_available
+            node = node.parent
+
+    def remove_usage(self, fr: FlavorResource, value: int) -> None:
+        node: QuotaNode | None = self
+        while node is not None and value > 0:
+            stored_in_parent = node.usage.get(fr, 0) - node.local.get(fr, 0)
+            node.usage[fr] = node.usage.get(fr, 0) - value
+            if stored_in_parent <= 0 or node.parent is None:
+                return
+            value = min(value, stored_in_parent)
+            node = node.parent
+
+    def add_all(self, usage: dict[FlavorResource, int]) -> None:
+        for fr, value in usage.items():
+            self.add_usage(fr, value)
+
+    def remove_all(self, usage: dict[FlavorResource, int]) -> None:
+        for fr, value in usage.items():
+            self.remove_usage(fr, value)
+
+
+def quantities_fit_in_quota(node: QuotaNode, requests: dict[FlavorResource, int]):
+    fits = True
+    remaining = {}
+    for fr, value in requests.items():
+        if node.subtree.get(fr, 0) < node.usage.get(fr, 0) + value:
+            fits = False
+        remaining[fr] = max(0, value - node.local_available(fr))
+    return fits, remaining
+
+
+def height_of_lowest_subtree_that_fits(cq: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
+    """Borrowing level of a request (0 = within the CQ's nominal), and whether it fits in a
+    non-root subtree (so reclaiming inside the hierarchy could help)."""
+    if cq.parent is None or not cq.borrowing_with(fr, value):
+        return 0, cq.parent is not None
+    remaining = value - cq.local_available(fr)
+    for node in cq.ancestors():
+        if not node.borrowing_with(fr, remaining):
+            return node.height(), node.parent is not None
+        remaining -= node.local_available(fr)
+    return cq.root().height(), False
