@@ -1,0 +1,164 @@
+"""GitOps wiring: the objects parse with kustomize, the Lua health check runs in a real Lua, the
+Flux health expressions run in a real CEL engine, CODEOWNERS is well-formed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import cel
+import lupa
+import pytest
+import yaml
+
+from compiler.gitops import (
+    ARGOCD_CLUSTERQUEUE_HEALTH_LUA,
+    GitopsCluster,
+    codeowners,
+    gitops_files,
+)
+
+EAST = GitopsCluster("gpu-east", "argocd", "out/gpu-east")
+WEST = GitopsCluster("gpu-west", "argocd", "out/gpu-west")
+LAB = GitopsCluster("lab", "flux", "out/lab", kueue_api_version="kueue.x-k8s.io/v1beta1")
+PLAIN = GitopsCluster("edge", "kustomize", "out/edge")
+
+
+def test_argocd_single_cluster_has_application_and_health_patch_but_no_applicationset() -> None:
+    files = gitops_files([EAST], "https://git.example/acme/policy.git", "main")
+    assert sorted(files) == ["argocd/argocd-cm.kueue-health.yaml", "argocd/gpu-east.application.yaml"]
+    app = files["argocd/gpu-east.application.yaml"]
+    assert app["kind"] == "Application" and app["apiVersion"] == "argoproj.io/v1alpha1"
+    assert app["spec"]["source"] == {"repoURL": "https://git.example/acme/policy.git",
+                                     "targetRevision": "main", "path": "out/gpu-east"}
+    assert app["spec"]["destination"]["name"] == "gpu-east"
+    assert "server" not in app["spec"]["destination"]            # Argo refuses name and server together
+    assert "SkipDryRunOnMissingResource=true" in app["spec"]["syncPolicy"]["syncOptions"]
+    assert int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) > 0
+
+
+def test_several_argocd_clusters_get_an_applicationset_with_a_cluster_generator() -> None:
+    files = gitops_files([WEST, EAST, LAB, PLAIN], None, "main")
+    appset = files["argocd/clusters.applicationset.yaml"]
+    generator = appset["spec"]["generators"][0]["clusters"]
+    assert generator["selector"]["matchExpressions"][0]["values"] == ["gpu-east", "gpu-west"]
+    template = appset["spec"]["template"]
+    assert template["spec"]["destination"]["name"] == "{{.name}}"
+    assert template["spec"]["source"]["path"] == 'out/{{index .metadata.labels "kueue-policy/cluster"}}'
+    assert appset["spec"]["goTemplate"] is True
+    # kustomize clusters get nothing extra; flux clusters get a source and a Kustomization
+    assert not any("edge" in path for path in files)
+    assert "flux/lab.kustomization.yaml" in files and "flux/kueue-policy.gitrepository.yaml" in files
+    assert list(files) == sorted(files)
+
+
+def test_flux_kustomization_depends_on_kueue_and_health_checks_queues() -> None:
+    kustomization = gitops_files([LAB], "https://git.example/p.git", "main")["flux/lab.kustomization.yaml"]
+    spec = kustomization["spec"]
+    assert kustomization["apiVersion"] == "kustomize.toolkit.fluxcd.io/v1"
+    assert spec["dependsOn"] == [{"name": "kueue"}]
+    assert spec["prune"] is True and spec["wait"] is True and spec["interval"]
+    assert spec["path"] == "./out/lab"
+    kinds = {(e["apiVersion"], e["kind"]) for e in spec["healthCheckExprs"]}
+    assert kinds == {("kueue.x-k8s.io/v1beta1", "ClusterQueue"), ("kueue.x-k8s.io/v1beta1", "LocalQueue")}
+
+
+def _queue(status: dict | None) -> dict:
+    obj = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "alpha"}}
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+ACTIVE = {"conditions": [{"type": "Active", "status": "True", "reason": "Ready", "message": "Can admit new workloads"}]}
+INACTIVE = {"conditions": [{"type": "Active", "status": "False", "reason": "FlavorNotFound",
+                            "message": "Can't admit new workloads: references missing ResourceFlavor(s): h100."}]}
+
+
+@pytest.mark.parametrize("status, expected", [(ACTIVE, "Healthy"), (INACTIVE, "Degraded"), (None, "Progressing"),
+                                              ({"conditions": []}, "Progressing")])
+def test_argocd_lua_health_check_runs(status: dict | None, expected: str) -> None:
+    lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+    # Argo CD runs the script with the live object bound to `obj`.
+    run = lua.eval(f"function(obj)\n{ARGOCD_CLUSTERQUEUE_HEALTH_LUA}\nend")
+    result = run(_to_lua(lua, _queue(status)))
+    assert result["status"] == expected
+    if status is INACTIVE:
+        assert "FlavorNotFound" in result["message"]
+
+
+def _to_lua(lua, value):
+    if isinstance(value, dict):
+        return lua.table_from({k: _to_lua(lua, v) for k, v in value.items()})
+    if isinstance(value, list):
+        return lua.table_from([_to_lua(lua, v) for v in value])
+    return value
+
+
+@pytest.mark.parametrize("status, current, failed", [(ACTIVE, True, False), (INACTIVE, False, True),
+                                                     (None, False, False)])
+def test_flux_health_expressions_evaluate(status: dict | None, current: bool, failed: bool) -> None:
+    spec = gitops_files([LAB], None, "main")["flux/lab.kustomization.yaml"]["spec"]
+    expression = spec["healthCheckExprs"][0]
+    # Flux's CEL (cel-go) has optional field selection; the Python engine does not, so the
+    # `status.?conditions.orValue([])` prefix is rewritten to its has() equivalent here.
+    def portable(text: str) -> str:
+        assert text.startswith("status.?conditions.orValue([])")
+        return text.replace("status.?conditions.orValue([])",
+                            "(has(obj.status) && has(obj.status.conditions) ? obj.status.conditions : [])")
+    obj = _queue(status)
+    assert cel.evaluate(portable(expression["current"]), {"obj": obj}) is current
+    assert cel.evaluate(portable(expression["failed"]), {"obj": obj}) is failed
+
+
+def test_kustomize_builds_the_wiring(tmp_path: Path) -> None:
+    if shutil.which("kubectl") is None:
+        pytest.fail("kubectl is needed for this check (it is installed on the project's machines)")
+    files = gitops_files([EAST, WEST, LAB], "https://git.example/p.git", "main")
+    for folder in ("argocd", "flux"):
+        root = tmp_path / folder
+        root.mkdir()
+        names = []
+        for path, obj in files.items():
+            if path.startswith(folder + "/"):
+                (tmp_path / path).write_text(yaml.safe_dump(obj, sort_keys=False))
+                names.append(path.split("/", 1)[1])
+        (root / "kustomization.yaml").write_text(yaml.safe_dump(
+            {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": sorted(names)}))
+        built = subprocess.run(["kubectl", "kustomize", str(root)], capture_output=True, text=True, timeout=60)
+        assert built.returncode == 0, built.stderr
+        kinds = sorted(doc["kind"] for doc in yaml.safe_load_all(built.stdout))
+        expected = {"argocd": ["Application", "Application", "ApplicationSet", "ConfigMap"],
+                    "flux": ["GitRepository", "Kustomization"]}[folder]
+        assert kinds == expected
+
+
+def test_codeowners_maps_each_policy_file_to_its_team() -> None:
+    text = codeowners({
+        "alpha": ("policies/teams/alpha.yaml", ["@acme/alpha"]),
+        "beta": ("policies/teams/beta.yaml", ["@acme/beta", "lead@acme.example"]),
+        "gamma": ("policies/teams/shared.yaml", ["@acme/gamma"]),
+        "delta": ("policies/teams/shared.yaml", ["@acme/delta"]),
+        "orphan": ("policies/teams/orphan team.yaml", []),
+    })
+    rules = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert rules == [
+        "/policies/teams/alpha.yaml @acme/alpha",
+        "/policies/teams/beta.yaml @acme/beta lead@acme.example",
+        "/policies/teams/shared.yaml @acme/delta @acme/gamma",
+    ]
+    assert re.search(r"^# /policies/teams/orphan\\ team.yaml: team orphan declares no owners$", text, re.M)
+    assert text.startswith("# Code generated by kueue-policy; DO NOT EDIT.")
+
+
+def test_codeowners_refuses_an_owner_that_is_not_one() -> None:
+    with pytest.raises(ValueError, match="acme team"):
+        codeowners({"alpha": ("policies/alpha.yaml", ["acme team"])})
+
+
+def test_output_is_deterministic() -> None:
+    one = gitops_files([WEST, LAB, EAST], "u", "main")
+    two = gitops_files([LAB, EAST, WEST], "u", "main")
+    assert yaml.safe_dump(one) == yaml.safe_dump(two)
