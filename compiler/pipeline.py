@@ -1,0 +1,165 @@
+"""The compile pipeline, one direction, one stage per module:
+
+    load -> validate -> resolve -> plan -> build -> verify -> (admissibility) -> render files
+
+`compile_policy` does everything in memory and returns every file `compile --out` would write;
+writing them (`emit.write_tree`) is a separate step so that `validate`, `check`, `diff` and `pr`
+share exactly the same compile and nothing touches the disk before it has all succeeded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from compiler import admissibility, codes
+from compiler.admissibility import NEVER, Verdict
+from compiler.build import BuildResult, BuiltObject, build
+from compiler.emit import dump_yaml, header, json_file, yaml_file
+from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
+from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
+from compiler.model import ResolvedCluster
+from compiler.plan import Placement, plan
+from compiler.report import build_report, render_markdown
+from compiler.resolve import resolve
+from compiler.validate import validate_documents
+from compiler.verify import verify_objects
+
+
+@dataclass
+class PolicySource:
+    """Where a policy comes from: a folder on disk, or files read from a git revision."""
+
+    files: list[PolicySourceFile]
+    label: str
+
+    @classmethod
+    def from_directory(cls, path: Path) -> "PolicySource":
+        return cls(discover_files(Path(path)), str(path))
+
+    @classmethod
+    def from_files(cls, files: Mapping[str, bytes], label: str = "") -> "PolicySource":
+        return cls(files_from_mapping(files, label), label)
+
+
+@dataclass
+class ClusterArtifacts:
+    name: str
+    cluster: ResolvedCluster
+    placement: Placement
+    objects: list[BuiltObject]
+    verdicts: list[Verdict]
+    report: dict
+    # Every file of out/<cluster>/, path relative to that folder -> exact text.
+    files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CompileResult:
+    clusters: dict[str, ClusterArtifacts]
+    # Files at the top of out/ (GitOps wiring), path relative to out/ -> text.
+    shared_files: dict[str, str]
+    warnings: list[Diagnostic]
+    # True when every cluster of the policy was compiled (not `--cluster X`): emit may then
+    # remove the folders of clusters that no longer exist.
+    complete: bool = True
+
+    @property
+    def files(self) -> dict[str, str]:
+        merged = {f"{name}/{rel}": text for name, c in self.clusters.items() for rel, text in c.files.items()}
+        merged.update(self.shared_files)
+        return dict(sorted(merged.items()))
+
+    @property
+    def reports(self) -> dict[str, dict]:
+        return {name: c.report for name, c in self.clusters.items()}
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return [v for c in self.clusters.values() for v in c.verdicts]
+
+    def never_diagnostics(self) -> list[Diagnostic]:
+        found = []
+        for artifacts in self.clusters.values():
+            teams = {t.name: t for t in artifacts.cluster.teams}
+            for verdict in artifacts.verdicts:
+                if verdict.verdict != NEVER:
+                    continue
+                team = teams[verdict.team]
+                index = next(w.index for w in team.workloads if w.spec.name == verdict.workload)
+                found.append(Diagnostic(
+                    codes.NEVER_ADMISSIBLE,
+                    f"workload '{verdict.workload}' of team '{verdict.team}' would never be admitted: {verdict.reason}",
+                    team.located.position("spec", "workloads", index)))
+        return found
+
+
+def _verify(artifacts_objects: list[BuiltObject], cluster: ResolvedCluster, sink: DiagnosticSink) -> None:
+    spec = cluster.spec
+    problems = verify_objects([o.obj for o in artifacts_objects], spec.kubernetesVersion, spec.kueueVersion)
+    for problem in problems:
+        built = artifacts_objects[problem.index]
+        where = f"{built.kind} {built.name}"
+        field_text = f" at {problem.field_path}" if problem.field_path else ""
+        sink.error(problem.code, f"{where}{field_text}: {problem.message}", built.origin)
+
+
+def _kustomization(objects: list[BuiltObject], extra: list[str]) -> dict:
+    ordered = sorted(objects, key=lambda o: (o.wave, o.relpath))
+    return {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": [o.relpath for o in ordered] + sorted(extra)}
+
+
+def _cluster_files(artifacts: ClusterArtifacts, source_root: str) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for built in artifacts.objects:
+        files[built.relpath] = yaml_file(built.obj, built.origin.path)
+    files["kustomization.yaml"] = yaml_file(_kustomization(artifacts.objects, []), artifacts.cluster.located.path)
+    files["report.json"] = json_file(artifacts.report)
+    files["REPORT.md"] = render_markdown(artifacts.report)
+    return dict(sorted(files.items()))
+
+
+def compile_policy(source: PolicySource, *, cluster: str | None = None) -> CompileResult:
+    """Compile a policy completely, in memory. Raises PolicyError with every diagnostic found.
+
+    `never` verdicts are not errors here: callers decide (compile refuses them unless
+    --allow-inadmissible; check and diff report them).
+    """
+    sink = DiagnosticSink()
+    if not source.files:
+        raise PolicyError([Diagnostic(codes.EMPTY_POLICY,
+                                      f"no *.yaml or *.yml policy files found in '{source.label}'",
+                                      SourcePosition(source.label or "."))])
+    documents = load_sources(source.files, sink)
+    policy = validate_documents(documents, sink)
+    if not sink.errors and not policy.clusters and not policy.teams:
+        sink.error(codes.EMPTY_POLICY, f"'{source.label}' holds no policy documents (only empty files)",
+                   SourcePosition(source.label or "."))
+    clusters = resolve(policy, sink)
+    sink.raise_if_errors()
+    if cluster is not None:
+        selected = [c for c in clusters if c.name == cluster]
+        if not selected:
+            raise PolicyError([Diagnostic(codes.UNKNOWN_CLUSTER,
+                                          f"--cluster {cluster}: the policy defines "
+                                          + (", ".join(c.name for c in clusters) or "no clusters"))])
+        clusters = selected
+    results: dict[str, ClusterArtifacts] = {}
+    for resolved in clusters:
+        placement = plan(resolved, sink)
+        if sink.errors:
+            continue
+        built: BuildResult = build(resolved, placement)
+        _verify(built.objects, resolved, sink)
+        if sink.errors:
+            continue
+        verdicts = admissibility.judge(resolved, built, placement)
+        report = build_report(resolved, placement, built, verdicts)
+        artifacts = ClusterArtifacts(resolved.name, resolved, placement, built.objects, verdicts, report)
+        artifacts.files = _cluster_files(artifacts, source.label)
+        results[resolved.name] = artifacts
+    sink.raise_if_errors()
+    return CompileResult(results, {}, [d for d in sink.items if d.severity is not Severity.ERROR],
+                         complete=cluster is None)

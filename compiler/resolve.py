@@ -1,0 +1,271 @@
+"""Stage 3, resolve: typed documents -> resolved cluster models.
+
+Checks everything that spans documents (names unique, references resolve, the cohort tree is a
+tree, namespaces belong to one team) and applies the defaults POLICY.md defines. Every problem is
+collected, so one run reports all independent errors.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from compiler import codes
+from compiler.errors import DiagnosticSink
+from compiler.mig.catalogue import load_catalogue
+from compiler.model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.policy import Preemption
+from compiler.validate import Located, ValidatedPolicy
+
+
+def _check_unique(items, name_of, position_of, what: str, sink: DiagnosticSink) -> None:
+    seen: dict[str, object] = {}
+    for item in items:
+        name = name_of(item)
+        if name in seen:
+            sink.error(codes.DUPLICATE_NAME, f"duplicate {what} name '{name}'", position_of(item),
+                       related=position_of(seen[name]))
+        else:
+            seen[name] = item
+
+
+def _resolve_cohorts(cluster: Located, sink: DiagnosticSink) -> tuple[list[ResolvedCohort], str | None]:
+    spec = cluster.model.spec
+    name = cluster.model.metadata.name
+    _check_unique(list(enumerate(spec.cohorts)), lambda ic: ic[1].name,
+                  lambda ic: cluster.position("spec", "cohorts", ic[0], "name"), "cohort", sink)
+    names = {c.name for c in spec.cohorts}
+    if name in names:
+        index = next(i for i, c in enumerate(spec.cohorts) if c.name == name)
+        sink.error(codes.DUPLICATE_NAME,
+                   f"cohort '{name}' has the cluster's name, which is reserved for the root cohort that "
+                   "holds the capacity no team is guaranteed", cluster.position("spec", "cohorts", index, "name"))
+    parents = {}
+    for index, cohort in enumerate(spec.cohorts):
+        if cohort.parent is not None and cohort.parent not in names:
+            sink.error(codes.UNKNOWN_COHORT, f"cohort '{cohort.name}' names unknown parent '{cohort.parent}'",
+                       cluster.position("spec", "cohorts", index, "parent"))
+        elif cohort.parent == cohort.name:
+            sink.error(codes.COHORT_CYCLE, f"cohort '{cohort.name}' is its own parent",
+                       cluster.position("spec", "cohorts", index, "parent"))
+        else:
+            parents[cohort.name] = cohort.parent
+    # Cycle detection: follow parents; a walk longer than the number of cohorts is a cycle.
+    reported: set[str] = set()
+    for index, cohort in enumerate(spec.cohorts):
+        walk = [cohort.name]
+        current = parents.get(cohort.name)
+        while current is not None and current not in walk:
+            walk.append(current)
+            current = parents.get(current)
+        if current is not None and current in walk:
+            cycle = walk[walk.index(current):]
+            key = min(cycle)
+            if key not in reported and cohort.name in cycle:
+                reported.add(key)
+                sink.error(codes.COHORT_CYCLE,
+                           "cohort parents form a cycle: " + " -> ".join(cycle + [current]),
+                           cluster.position("spec", "cohorts", index, "parent"))
+    root = name if spec.cohorts else None
+    resolved = [ResolvedCohort(c, c.parent if c.parent is not None else root, i)
+                for i, c in enumerate(spec.cohorts)]
+    return resolved, root
+
+
+def _resolve_cluster(cluster: Located, sink: DiagnosticSink) -> ResolvedCluster:
+    spec = cluster.model.spec
+    catalogue = load_catalogue()
+    _check_unique(list(enumerate(spec.pools)), lambda ip: ip[1].name,
+                  lambda ip: cluster.position("spec", "pools", ip[0], "name"), "pool", sink)
+    pools = [ResolvedPool(p, i, spec.overcommit) for i, p in enumerate(spec.pools)]
+    for pool in pools:
+        taints = [(t.key, t.effect) for t in pool.spec.taints]
+        if len(set(taints)) != len(taints):
+            sink.error(codes.DUPLICATE_NAME, f"pool '{pool.name}': taints must be unique by key and effect",
+                       cluster.position("spec", "pools", pool.index, "taints"))
+        if pool.is_mig:
+            gpu = catalogue.model(pool.spec.gpu)
+            if gpu is None:
+                sink.error(codes.UNKNOWN_MODEL,
+                           f"pool '{pool.name}' uses MIG but '{pool.spec.gpu}' is not a MIG-capable model; "
+                           f"known models: {', '.join(sorted(catalogue.models))}",
+                           cluster.position("spec", "pools", pool.index, "gpu"))
+            elif not isinstance(pool.spec.mig, str):
+                for profile in pool.spec.mig.layout:
+                    if gpu.profile(profile) is None:
+                        sink.error(codes.UNKNOWN_MIG_PROFILE, catalogue.describe_unknown_profile(pool.spec.gpu, profile),
+                                   cluster.position("spec", "pools", pool.index, "mig", "layout", profile, key=True))
+    cohorts, root = _resolve_cohorts(cluster, sink)
+    _check_unique(list(enumerate(spec.priorities)), lambda ip: ip[1].name,
+                  lambda ip: cluster.position("spec", "priorities", ip[0], "name"), "priority", sink)
+    defaults = [i for i, p in enumerate(spec.priorities) if p.default]
+    if len(defaults) > 1:
+        sink.error(codes.DEFAULT_PRIORITY_TWICE,
+                   "priorities " + ", ".join(repr(spec.priorities[i].name) for i in defaults)
+                   + " are all marked default; at most one may be",
+                   cluster.position("spec", "priorities", defaults[1], "default"))
+    default_priority = spec.priorities[defaults[0]].name if defaults else None
+    return ResolvedCluster(cluster, pools, cohorts, root, list(spec.priorities), default_priority)
+
+
+_CAPACITY_RANK = {
+    "on-demand-first": {"on-demand": 0, "spot": 1},
+    "spot-first": {"spot": 0, "on-demand": 1},
+    "on-demand-only": {"on-demand": 0},
+    "spot-only": {"spot": 0},
+}
+
+
+def _accepted_pools(team: Located, cluster: ResolvedCluster, sink: DiagnosticSink) -> list[ResolvedPool]:
+    """The pools the team accepts, in preference order: capacity class, then model, then declaration."""
+    spec = team.model.spec
+    ranks = _CAPACITY_RANK[spec.capacity]
+    models = spec.models
+    if models is not None:
+        known = {p.spec.gpu for p in cluster.pools}
+        for index, model in enumerate(models):
+            if model not in known:
+                sink.error(codes.UNKNOWN_MODEL,
+                           f"no pool of cluster '{cluster.name}' has GPU model '{model}'; "
+                           f"its models are {', '.join(sorted(known))}", team.position("spec", "models", index))
+    accepted = [p for p in cluster.pools
+                if p.capacity_class in ranks and (models is None or p.spec.gpu in models)]
+
+    def preference(pool: ResolvedPool) -> tuple:
+        model_rank = models.index(pool.spec.gpu) if models is not None else 0
+        return (ranks[pool.capacity_class], model_rank, pool.index)
+
+    return sorted(accepted, key=preference)
+
+
+def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: DiagnosticSink) -> None:
+    spec = team.model.spec
+    name = team.model.metadata.name
+    cluster_name = spec.cluster
+    if cluster_name is None:
+        if len(clusters) == 1:
+            cluster_name = next(iter(clusters))
+        else:
+            sink.error(codes.MISSING_FIELD,
+                       f"team '{name}' must name its cluster (spec.cluster): the policy has "
+                       f"{len(clusters)} clusters", team.position("spec", key=True))
+            return
+    cluster = clusters.get(cluster_name)
+    if cluster is None:
+        sink.error(codes.UNKNOWN_CLUSTER,
+                   f"team '{name}' names unknown cluster '{cluster_name}'"
+                   + (f"; clusters: {', '.join(sorted(clusters))}" if clusters else ""),
+                   team.position("spec", "cluster"))
+        return
+    cspec = cluster.spec
+    cohort_names = {c.spec.name for c in cluster.cohorts}
+    cohort = spec.cohort
+    if cohort is not None and cohort not in cohort_names:
+        sink.error(codes.UNKNOWN_COHORT,
+                   f"team '{name}' names unknown cohort '{cohort}'"
+                   + (f"; cohorts of '{cluster.name}': {', '.join(sorted(cohort_names))}" if cohort_names
+                      else f"; cluster '{cluster.name}' declares no cohorts"),
+                   team.position("spec", "cohort"))
+    if cohort is None:
+        first_root = next((c.spec.name for c in cluster.cohorts if c.spec.parent is None), None)
+        cohort = first_root
+    if cohort is None:
+        for field in ("burst", "lend"):
+            if getattr(spec.gpus, field) is not None:
+                sink.error(codes.LIMIT_WITHOUT_COHORT,
+                           f"team '{name}' sets gpus.{field} but has no cohort to "
+                           f"{'borrow from' if field == 'burst' else 'lend to'} (cluster '{cluster.name}' "
+                           "declares no cohorts); Kueue refuses borrowingLimit/lendingLimit without a cohort",
+                           team.position("spec", "gpus", field))
+    if spec.gpus.lend is not None and spec.gpus.lend > spec.gpus.guaranteed:
+        sink.error(codes.LEND_ABOVE_GUARANTEE,
+                   f"team '{name}': gpus.lend ({spec.gpus.lend}) is more than gpus.guaranteed "
+                   f"({spec.gpus.guaranteed}); a team can only lend what it is guaranteed",
+                   team.position("spec", "gpus", "lend"))
+    priority_names = {p.name for p in cluster.priorities}
+
+    def check_priority(value: str | None, *path) -> None:
+        if value is not None and value not in priority_names:
+            sink.error(codes.UNKNOWN_PRIORITY,
+                       f"unknown priority '{value}'"
+                       + (f"; priorities of '{cluster.name}': {', '.join(sorted(priority_names))}"
+                          if priority_names else f"; cluster '{cluster.name}' declares no priorities"),
+                       team.position(*path))
+
+    check_priority(spec.priority, "spec", "priority")
+    priority = spec.priority or cluster.default_priority
+
+    accepted = _accepted_pools(team, cluster, sink)
+    gpu_pools = [p for p in accepted if not p.is_mig]
+    mig_pools = [p for p in accepted if p.is_mig]
+    if not accepted and spec.models is None:
+        sink.error(codes.NO_ACCEPTABLE_POOL,
+                   f"team '{name}' accepts no pool: capacity '{spec.capacity}' excludes every pool of "
+                   f"cluster '{cluster.name}'", team.position("spec", "capacity"))
+    catalogue = load_catalogue()
+    mig_models = [p.spec.gpu for p in mig_pools]
+
+    def check_profile(profile: str, *path, key: bool = False) -> None:
+        if not mig_pools:
+            sink.error(codes.UNKNOWN_MIG_PROFILE,
+                       f"team '{name}' asks for MIG profile '{profile}' but accepts no MIG pool of cluster "
+                       f"'{cluster.name}'", team.position(*path, key=key))
+        elif not any(catalogue.profile(model, profile) for model in mig_models):
+            sink.error(codes.UNKNOWN_MIG_PROFILE,
+                       "; ".join(catalogue.describe_unknown_profile(model, profile) for model in sorted(set(mig_models))),
+                       team.position(*path, key=key))
+
+    for profile in spec.mig:
+        check_profile(profile, "spec", "mig", profile, key=True)
+
+    workloads = []
+    _check_unique(list(enumerate(spec.workloads)), lambda iw: iw[1].name,
+                  lambda iw: team.position("spec", "workloads", iw[0], "name"), "workload", sink)
+    for index, workload in enumerate(spec.workloads):
+        check_priority(workload.priority, "spec", "workloads", index, "priority")
+        if workload.mig is not None:
+            check_profile(workload.mig, "spec", "workloads", index, "mig")
+        wl_priority = workload.priority or priority
+        workloads.append(ResolvedWorkload(workload, index, wl_priority, cluster.priority_value(wl_priority)))
+
+    preemption: Preemption = spec.preemption or cspec.preemption
+    cluster.teams.append(ResolvedTeam(
+        located=team, cohort=cohort, namespaces=list(spec.namespaces), gpu_pools=gpu_pools,
+        mig_pools=mig_pools, priority=priority, queueing=spec.queueing or cspec.queueing,
+        preemption=preemption, weight=spec.weight, mig=dict(spec.mig), workloads=workloads))
+
+
+def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedCluster]:
+    if not policy.clusters:
+        if policy.teams:
+            sink.error(codes.NO_CLUSTER, "the policy has teams but no Cluster document",
+                       policy.teams[0].position())
+        return []
+    _check_unique(policy.clusters, lambda c: c.model.metadata.name, lambda c: c.position("metadata", "name"),
+                  "cluster", sink)
+    clusters: dict[str, ResolvedCluster] = {}
+    for cluster in policy.clusters:
+        clusters.setdefault(cluster.model.metadata.name, _resolve_cluster(cluster, sink))
+    # Team names become ClusterQueue names, namespaces get one LocalQueue each: both unique per cluster.
+    by_cluster: dict[str, list[Located]] = defaultdict(list)
+    for team in policy.teams:
+        by_cluster[team.model.spec.cluster or ""].append(team)
+    _check_unique(policy.teams, lambda t: (t.model.spec.cluster, t.model.metadata.name),
+                  lambda t: t.position("metadata", "name"), "team", sink)
+    owners: dict[tuple[str | None, str], tuple[str, Located, int]] = {}
+    for team in policy.teams:
+        for index, namespace in enumerate(team.model.spec.namespaces):
+            key = (team.model.spec.cluster, namespace)
+            if key in owners:
+                other_team, other, other_index = owners[key]
+                sink.error(codes.NAMESPACE_CLAIMED_TWICE,
+                           f"namespace '{namespace}' is claimed by team '{team.model.metadata.name}' and by team "
+                           f"'{other_team}'; a namespace belongs to one team",
+                           team.position("spec", "namespaces", index),
+                           related=other.position("spec", "namespaces", other_index))
+            else:
+                owners[key] = (team.model.metadata.name, team, index)
+    for team in policy.teams:
+        _resolve_team(team, clusters, sink)
+    for cluster in clusters.values():
+        cluster.teams.sort(key=lambda t: t.name)
+    return [clusters[name] for name in sorted(clusters)]

@@ -1,0 +1,142 @@
+"""Stage 2, validate: loaded YAML documents -> typed policy documents.
+
+Pydantic does the checking; this module's job is to turn its errors into diagnostics that point
+at the user's line, in words a platform engineer reads without knowing pydantic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import ValidationError
+
+from compiler import codes
+from compiler.errors import DiagnosticSink, SourcePosition
+from compiler.load import LoadedDocument, NodePath
+from compiler.policy import API_VERSION, DOCUMENT_MODELS, ClusterDocument, Strict, TeamDocument
+
+ModelT = TypeVar("ModelT", bound=Strict)
+
+
+@dataclass(frozen=True)
+class Located(Generic[ModelT]):
+    """A validated document together with where it came from, for later diagnostics."""
+
+    model: ModelT
+    source: LoadedDocument
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    def position(self, *path: str | int, key: bool = False) -> SourcePosition:
+        return self.source.position(path, key=key)
+
+
+@dataclass
+class ValidatedPolicy:
+    clusters: list[Located[ClusterDocument]]
+    teams: list[Located[TeamDocument]]
+
+
+def _existing_prefix(data: Any, loc: tuple) -> NodePath:
+    """The longest prefix of a pydantic error location that exists in the user's data.
+
+    Pydantic adds segments of its own for unions and validators (e.g. 'literal[...]'); those
+    must not end up in a message or a position lookup.
+    """
+    path: list[str | int] = []
+    node = data
+    for segment in loc:
+        if isinstance(node, dict) and isinstance(segment, str) and segment in node:
+            node = node[segment]
+        elif isinstance(node, list) and isinstance(segment, int) and 0 <= segment < len(node):
+            node = node[segment]
+        else:
+            break
+        path.append(segment)
+    return tuple(path)
+
+
+def dotted(path: NodePath) -> str:
+    text = ""
+    for segment in path:
+        text += f"[{segment}]" if isinstance(segment, int) else (f".{segment}" if text else str(segment))
+    return text
+
+
+def _describe(error: dict, data: Any, path: NodePath) -> tuple[str, str, bool]:
+    """(code, message, point-at-key) for one pydantic error."""
+    kind = error["type"]
+    loc = error["loc"]
+    field = dotted(path)
+    if kind == "extra_forbidden":
+        unknown = loc[-1]
+        parent = dotted(path[:-1]) if path and path[-1] == unknown else field
+        where = f" in {parent}" if parent else ""
+        return codes.UNKNOWN_FIELD, f"unknown field '{unknown}'{where}", True
+    if kind == "missing":
+        missing = loc[-1]
+        where = f" in {field}" if field else ""
+        return codes.MISSING_FIELD, f"required field '{missing}' is missing{where}", True
+    message = error["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    value = error.get("input")
+    shown = "" if isinstance(value, (dict, list)) else f" (got {value!r})"
+    if kind == "string_pattern_mismatch" and path and (
+            path[-1] in ("name", "parent", "cohort", "priority", "cluster") or path[-2:-1] == ("namespaces",)):
+        return (codes.BAD_NAME,
+                f"{field}: {value!r} is not a DNS-1123 label (lower-case letters, digits and '-', "
+                "starting and ending with a letter or digit)", False)
+    if kind == "string_too_long" and path and (path[-1] == "name" or path[-2:-1] == ("namespaces",)):
+        return codes.BAD_NAME, f"{field}: {value!r} is longer than 63 characters", False
+    if "quantity" in message:
+        return codes.BAD_QUANTITY, f"{field}: {message}", False
+    return codes.WRONG_TYPE, f"{field}: {message}{shown}" if field else f"{message}{shown}", False
+
+
+def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) -> ValidatedPolicy:
+    policy = ValidatedPolicy(clusters=[], teams=[])
+    for document in documents:
+        data = document.data
+        if not isinstance(data, dict):
+            sink.error(codes.DOC_NOT_MAPPING,
+                       f"a policy document must be a mapping with apiVersion, kind, metadata and spec, "
+                       f"not a {type(data).__name__}", document.position())
+            continue
+        api_version = data.get("apiVersion")
+        if api_version != API_VERSION:
+            sink.error(codes.WRONG_API_VERSION,
+                       f"apiVersion must be '{API_VERSION}'"
+                       + (f", not {api_version!r}" if api_version is not None else " (it is missing)"),
+                       document.position(("apiVersion",)))
+            continue
+        kind = data.get("kind")
+        model_type = DOCUMENT_MODELS.get(kind) if isinstance(kind, str) else None
+        if model_type is None:
+            known = ", ".join(sorted(DOCUMENT_MODELS))
+            sink.error(codes.UNKNOWN_KIND,
+                       f"unknown kind {kind!r}; the policy language has {known}" if kind is not None
+                       else f"kind is missing; the policy language has {known}",
+                       document.position(("kind",)))
+            continue
+        try:
+            model = model_type.model_validate(data)
+        except ValidationError as error:
+            for item in error.errors(include_url=False):
+                path = _existing_prefix(data, item["loc"])
+                code, message, at_key = _describe(item, data, path)
+                if item["type"] == "extra_forbidden" and path and path[-1] == item["loc"][-1]:
+                    position = document.position(path, key=True)
+                else:
+                    position = document.position(path, key=at_key)
+                sink.error(code, message, position)
+            continue
+        located = Located(model, document)
+        if isinstance(model, ClusterDocument):
+            policy.clusters.append(located)
+        else:
+            policy.teams.append(located)  # type: ignore[arg-type]
+    return policy
