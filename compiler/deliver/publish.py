@@ -119,9 +119,9 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
             write_tree(result, full)
             shutil.rmtree(new_out / options.cluster, ignore_errors=True)
             shutil.copytree(full / options.cluster, new_out / options.cluster)
-        before = side_from_out_files(f"{base_branch}:{out_folder}",
+        before = side_from_out_files(base_branch,
                                      git_ops.files_at(repo, head.hexsha, out_folder))
-        after = side_from_out_files(f"{branch}:{out_folder}", read_tree(new_out))
+        after = side_from_out_files(branch, read_tree(new_out))
         diff = diff_sides(before, after)
         scope = options.cluster or "all"
         message = f"kueue-policy: compile {policy_folder}/ at {head.hexsha[:12]} ({scope})"
