@@ -51,9 +51,9 @@ class EvaluationResult:
             node = engine.nodes[name]
             usage: dict[str, dict[str, str]] = {}
             borrowed: dict[str, dict[str, str]] = {}
-            for (flavor, res), amount in sorted(node.usage.items()):
-                if amount == 0 and (flavor, res) not in node.quotas:
-                    continue
+            keys = set(node.quotas) | {fr for fr, v in node.usage.items() if v}
+            for (flavor, res) in sorted(keys):
+                amount = node.usage.get((flavor, res), 0)
                 usage.setdefault(flavor, {})[res] = format_units(res, amount)
                 over = amount - node.quota((flavor, res)).nominal
                 if over > 0:

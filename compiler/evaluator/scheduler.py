@@ -532,22 +532,28 @@ class Engine:
         info = entry.info
         queue = self.queues[entry.cq]
         info.cluster_queue = entry.cq
-        info.status = "pending"
-        info.reason_code = entry.reason or WAITING_FOR_QUOTA
-        info.reason = entry.message
+        if info.preempted_by is not None:
+            # Evicted by this evaluation and not back in: report the preemption, which is the
+            # decision that matters, rather than the later pending message.
+            pass
+        else:
+            info.status = "pending"
+            info.reason_code = entry.reason or WAITING_FOR_QUOTA
+            info.reason = entry.message
         if entry.status == "preempting":
             info.sticky = True
             queue.sticky = info if not queue.strict else queue.sticky
             queue.push(info)
             return True
         if entry.namespace_mismatch:
-            info.status = "inadmissible"
+            if info.preempted_by is None:
+                info.status = "inadmissible"
             queue.inadmissible[info.key] = info
             return True
         if queue.strict or entry.skipped:
             queue.push(info)
             return entry.skipped
-        if info.reason_code in INADMISSIBLE_REASONS:
+        if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
         queue.inadmissible[info.key] = info
         return True

@@ -12,6 +12,7 @@ from ruamel.yaml import YAML
 
 from compiler.evaluator import evaluate, load_manifests
 
+FIXTURES = Path(__file__).parent / "fixtures"
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.yaml"))
 FIELDS = {"status": "status", "clusterQueue": "cluster_queue", "assignment": "assignment",
           "count": "count", "borrowing": "borrowing", "reason": "reason", "reasonCode": "reason_code",
@@ -25,7 +26,10 @@ def load_scenario(path: Path) -> dict:
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_scenario(path: Path) -> None:
     scenario = load_scenario(path)
-    objects = scenario["objects"]
+    objects = []
+    for fixture in scenario.get("include", []):
+        objects.extend(YAML(typ="safe").load((FIXTURES / fixture).read_text()))
+    objects.extend(scenario["objects"])
     state = load_manifests(objects, [f"{path.name}:{i}" for i in range(len(objects))])
     result = evaluate(state, scenario.get("cycles"))
     failures = []
