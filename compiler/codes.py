@@ -192,6 +192,9 @@ BAD_MANIFEST = register("KP712", "manifest cannot be read as DeviceClasses or cl
 CEL_UNSUPPORTED = register("KP713", "CEL construct not evaluated",
     "The expression uses a construct the project's CEL engine does not evaluate (cel.bind, "
     "optional syntax .?x). It is reported instead of being silently passed or failed.")
+DRA_MAPPING_LIMIT = register("KP714", "deviceClassMappings break Kueue's limits",
+    "Kueue's Configuration accepts at most 16 deviceClassMappings, 1 to 8 DeviceClasses each, and "
+    "a DeviceClass in one mapping only.")
 
 # --- KP8xx delivery: git, forges, diff ---------------------------------------------------------
 NOT_A_GIT_REPO = register("KP801", "not inside a git repository",
