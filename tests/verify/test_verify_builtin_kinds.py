@@ -1,0 +1,103 @@
+"""Built-in kinds: strict validation with kubernetes-validate's schemas at the cluster's
+Kubernetes version, version gates, and patches (ConfigMap, Namespace, Deployment) skipped."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler import codes
+from compiler.verify import verify_objects
+from compiler.verify.builtin import bundled_versions, schema_version_for
+
+
+def device_class(api: str = "resource.k8s.io/v1", **spec) -> dict:
+    body = {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
+                                                 "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"}}]}
+    body.update(spec)
+    return {"apiVersion": api, "kind": "DeviceClass", "metadata": {"name": "h100-3g40gb.gpu.example.com"},
+            "spec": body}
+
+
+def claim_template(count=1, namespace: str | None = "team-a") -> dict:
+    meta = {"name": "h100-3g"}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": meta,
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": "mig.nvidia.com", "allocationMode": "ExactCount",
+                                            "count": count}}]}}}}
+
+
+def test_valid_dra_objects_at_1_34():
+    assert verify_objects([device_class(), claim_template()], "1.34", "0.19") == []
+
+
+def test_resource_v1_is_gated_before_1_34():
+    found = verify_objects([device_class()], "1.33", "0.19")
+    assert [(p.code, p.field_path, p.rule) for p in found] == [(codes.VERSION_GATE, "apiVersion",
+                                                                "version.kubernetesTooOld")]
+    assert found[0].message == ("apiVersion: DeviceClass resource.k8s.io/v1 is served from Kubernetes 1.34; "
+                                "this cluster runs Kubernetes 1.33")
+
+
+def test_older_api_version_at_older_cluster():
+    assert verify_objects([device_class("resource.k8s.io/v1beta1")], "1.32", "0.19") == []
+
+
+def test_unknown_field_and_wrong_type_in_builtin_kinds():
+    bad = device_class(selector={"cel": {"expression": "true"}})
+    found = verify_objects([bad, claim_template(count="one")], "1.34", "0.19")
+    assert [(p.index, p.code, p.field_path) for p in found] == [
+        (0, codes.K8S_SCHEMA, "spec.selector"),
+        (1, codes.K8S_SCHEMA, "spec.spec.devices.requests[0].exactly.count")]
+    assert found[0].message == 'unknown field "spec.selector"'
+    assert "must be of type integer" in found[1].message
+
+
+def test_namespaced_builtin_needs_a_namespace():
+    found = verify_objects([claim_template(namespace=None)], "1.34", "0.19")
+    assert [(p.code, p.rule) for p in found] == [(codes.OBJECT_METADATA, "metadata.namespace.required")]
+
+
+def test_patches_are_not_validated_as_full_objects():
+    deployment_patch = {"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"},
+                        "spec": {"template": {"spec": {"containers": [{"name": "manager", "args": ["--x"]}]}}}}
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config",
+                                                                         "namespace": "kueue-system"},
+                  "data": {"controller_manager_config.yaml": "apiVersion: config.kueue.x-k8s.io/v1beta2\n"}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": {"team": "a"}}}
+    assert verify_objects([deployment_patch, config_map, namespace], "1.34", "0.19") == []
+    # as a full object the Deployment patch would be refused (no selector)
+    full = verify_objects([deployment_patch], "1.34", "0.19", patch_kinds=())
+    assert any(p.code == codes.K8S_SCHEMA and p.field_path == "spec.selector" for p in full)
+
+
+def test_patch_metadata_is_still_checked():
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team.a"}}
+    found = verify_objects([namespace], "1.34", "0.19")
+    assert [(p.code, p.rule) for p in found] == [(codes.OBJECT_METADATA, "metadata.name.invalid")]
+    assert "RFC 1123 label" in found[0].message  # Namespace names are labels, not subdomains
+
+
+def test_unknown_builtin_kind():
+    found = verify_objects([{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}],
+                           "1.34", "0.19")
+    assert [(p.code, p.rule) for p in found] == [(codes.UNKNOWN_OBJECT_KIND, "kind.unknown")]
+
+
+@pytest.mark.parametrize("requested,expected", [
+    ((1, 34, 0), (1, 34)), ((1, 34, 2), (1, 34)), ((1, 99, 0), None), ((1, 9, 0), None), ((1, 4, 0), None),
+])
+def test_schema_version_is_compared_as_numbers_and_clamped(requested, expected):
+    versions = bundled_versions()
+    chosen = schema_version_for(requested)
+    if expected is None:
+        # out of the bundled range: clamped to its nearest end, never chosen by string order
+        expected = versions[-1] if requested[:2] > versions[-1] else versions[0]
+    assert chosen == expected
+
+
+def test_version_spellings():
+    for spelling in ("1.34", "v1.34", "1.34.0", "v1.34.1", "1.34.1-gke.100"):
+        assert verify_objects([device_class()], spelling, "0.19") == []
