@@ -168,7 +168,7 @@ def fetch_remote_branch(repo: git.Repo, remote: str, branch: str, base: git.Comm
     _git(repo, "fetch", "--no-tags", "--quiet", remote, f"refs/heads/{branch}",
          action=f"fetch {branch} from {remote}")
     foreign = []
-    for commit in repo.iter_commits(tip, not_=base.hexsha):
+    for commit in repo.iter_commits(f"{base.hexsha}..{tip}"):
         if commit.author.email != BOT_EMAIL or BOT_TRAILER not in commit.message:
             subject = commit.message.splitlines()[0] if commit.message else ""
             foreign.append(f"{commit.hexsha[:10]} {commit.author.name} <{commit.author.email}>: {subject}")

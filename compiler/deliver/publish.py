@@ -28,8 +28,8 @@ from compiler import codes
 from compiler.deliver import git_ops, render
 from compiler.deliver.forge import ForgeClient, forge_from_environment
 from compiler.deliver.semantic_diff import CompiledSide, PolicyDiff, diff_sides
-from compiler.deliver.sides import POLICY_SUFFIXES, read_tree, side_from_out_files
-from compiler.errors import EnvironmentFailure, KueuePolicyError
+from compiler.deliver.sides import POLICY_SUFFIXES, read_tree, side_from_out_files, source_at_revision
+from compiler.errors import EnvironmentFailure, KueuePolicyError, PolicyError
 
 BRANCH_PREFIX = "kueue-policy/"
 GITOPS_TOOL_NAMES = {"argocd": "Argo CD", "flux": "Flux", "kustomize": "your kustomize-based GitOps tool"}
@@ -101,8 +101,14 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
 
     # 1. compile (PolicyError propagates: diagnostics, exit 1, nothing pushed)
     policy_files = git_ops.files_at(repo, head.hexsha, policy_folder, POLICY_SUFFIXES)
-    source = PolicySource.from_files(policy_files, label=f"{policy_folder}")
-    result = compile_policy(source, allow_inadmissible=options.allow_inadmissible)
+    if not policy_files:
+        source = PolicySource.from_files({}, label=policy_folder)   # compile reports KP105
+    else:
+        source = source_at_revision(policy_files, policy_folder)
+    result = compile_policy(source)
+    never = result.never_diagnostics()
+    if never and not options.allow_inadmissible:
+        raise PolicyError(never)
     if options.cluster is not None and options.cluster not in result.reports:
         raise UsageProblem(f"--cluster {options.cluster}: the policy has no such cluster "
                            f"(clusters: {', '.join(sorted(result.reports)) or 'none'})")

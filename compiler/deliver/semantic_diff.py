@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 QUOTA_FIELDS = ("guaranteed", "burst", "lend")
-TEAM_FIELDS = ("cohort", "priority", "weight", "capacity", "policyFile")
+TEAM_FIELDS = ("cohort", "priority", "weight", "capacity", "queueing", "policyFile")
 CLUSTER_SETTINGS = ("kubernetesVersion", "kueueVersion", "gpuAccess", "gitops")
-POOL_FIELDS = ("gpu", "capacity", "gpus", "guaranteed", "mig")
+POOL_FIELDS = ("gpu", "capacity", "nodes", "gpusPerNode", "gpus", "guaranteed", "shared", "mig", "migInstances")
 COHORT_FIELDS = ("parent", "weight")
 PRIORITY_FIELDS = ("value", "default")
 # Verdicts from best to worst: a move to the right is a regression reviewers must see.

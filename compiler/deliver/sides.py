@@ -6,12 +6,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
 import git
 
 from compiler.deliver import git_ops
 from compiler.deliver.semantic_diff import CompiledSide
+from compiler.errors import PolicyError
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 REPORT_FILE = "report.json"
@@ -31,9 +33,23 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str) -
     if revision is git_ops.WORKING_TREE:
         source = PolicySource.from_directory(git_ops.work_dir(repo) / policy_folder)
     else:
-        source = PolicySource.from_files(files, label=f"{revision}:{policy_folder}")
-    result = compile_policy(source, allow_inadmissible=True)
+        source = source_at_revision(files, policy_folder)
+    try:
+        result = compile_policy(source)   # `never` verdicts are data for the diff, not errors
+    except PolicyError as error:
+        if revision is git_ops.WORKING_TREE:
+            raise
+        raise PolicyError([replace(d, message=f"{d.message} (in the policy at {revision})")
+                           for d in error.diagnostics]) from None
     return CompiledSide(label, dict(result.reports), dict(result.files))
+
+
+def source_at_revision(files: dict[str, bytes], policy_folder: str):
+    """A PolicySource whose display paths are the ones `compile <folder>` shows (`policies/a.yaml`),
+    so that generated headers and report paths do not differ between a revision and the disk."""
+    from compiler.pipeline import PolicySource
+
+    return PolicySource.from_files(files, label=PurePosixPath(policy_folder).name)
 
 
 def side_from_out_files(label: str, files: dict[str, bytes | str]) -> CompiledSide:
