@@ -22,7 +22,8 @@ def _check_unique(items, name_of, position_of, what: str, sink: DiagnosticSink) 
     for item in items:
         name = name_of(item)
         if name in seen:
-            sink.error(codes.DUPLICATE_NAME, f"duplicate {what} name '{name}'", position_of(item),
+            shown = name[-1] if isinstance(name, tuple) else name
+            sink.error(codes.DUPLICATE_NAME, f"duplicate {what} name '{shown}'", position_of(item),
                        related=position_of(seen[name]))
         else:
             seen[name] = item
