@@ -9,7 +9,7 @@ from typing import Any
 from .. import codes
 from . import builtin, kueue_cel, kueue_spec, kueue_webhook, metadata
 from .problem import ObjectProblem
-from .schema_check import KubernetesValidator, check as schema_check
+from .schema_check import Check, KubernetesValidator, check as schema_check, compile_fast
 from .versions import KUEUE_COHORT_V1BETA1_SINCE, KUEUE_V1BETA2_SINCE, parse_version, show
 
 # Built-in kinds the compiler emits as kustomize-style patches, not full objects: a Deployment
@@ -19,10 +19,10 @@ PATCH_KINDS = frozenset({"ConfigMap", "Namespace", "Deployment"})
 
 
 @lru_cache(maxsize=None)
-def _kueue_validator(api_version: str, kind: str) -> tuple[KubernetesValidator, dict[str, Any]]:
+def _kueue_validator(api_version: str, kind: str) -> tuple[KubernetesValidator, Check, dict[str, Any]]:
     schema = kueue_spec.schema_for(api_version, kind)
     KubernetesValidator.check_schema(schema)
-    return KubernetesValidator(schema), schema
+    return KubernetesValidator(schema), compile_fast(schema), schema
 
 
 def _identity(obj: Any) -> tuple[str, str, str]:
@@ -59,8 +59,8 @@ def _verify_kueue(report: _Report, index: int, obj: dict, kueue: tuple[int, ...]
         report.add(index, obj, v.field_path, codes.KUEUE_UNKNOWN_FIELD if v.unknown_field else codes.OBJECT_METADATA,
                    v.message, v.rule)
 
-    validator, schema = _kueue_validator(api_version, kind)
-    violations = schema_check(validator, obj)
+    validator, fast, schema = _kueue_validator(api_version, kind)
+    violations = schema_check(validator, obj, fast)
     structural = False
     for v in violations:
         report.add(index, obj, v.field_path, codes.KUEUE_UNKNOWN_FIELD if v.unknown_field else codes.KUEUE_SCHEMA,
