@@ -81,9 +81,10 @@ class PodSetAssignment:
 
     @property
     def mode(self) -> str:
-        if self.error is not None:
-            return A_NO_FIT
-        if any(r > 0 for r in self.requests.values()) and not self.flavors:
+        # Kueue's PodSetAssignment.RepresentativeMode
+        if self.error is None and not self.reasons:
+            return A_FIT
+        if self.error is not None or not self.flavors:
             return A_NO_FIT
         worst = A_FIT
         for _, mode, _ in self.flavors.values():

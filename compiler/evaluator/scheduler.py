@@ -346,12 +346,17 @@ class Engine:
         entry.message = assignment.message()
         return entry
 
-    def _order(self, entries: list[_Entry]) -> list[_Entry]:
+    def _ordered(self, entries: list[_Entry]):
+        """Entries in processing order. Fair sharing re-ranks after every processed entry, so
+        this is a generator that is advanced between `_process` calls."""
         if self.fair_sharing:
-            from compiler.evaluator.fairshare import fair_order
-            return fair_order(self, entries)
-        return sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
-                                              e.info.workload.created, e.info.uid, e.info.key))
+            from compiler.evaluator.fairshare import pop_fair
+            remaining = {e.cq: e for e in entries}
+            while remaining:
+                yield pop_fair(self, remaining)
+            return
+        yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
+                                                  e.info.workload.created, e.info.uid, e.info.key))
 
     def run_cycle(self) -> bool:
         """One scheduling cycle. Returns True if anything changed."""
@@ -375,7 +380,7 @@ class Engine:
         temporary: list[tuple[QuotaNode, dict]] = []  # usage held only for this cycle
         preempted: dict[str, Target] = {}
         preemptors: list[tuple[_Entry, list[Target]]] = []
-        for entry in self._order(entries):
+        for entry in self._ordered(entries):
             changed |= self._process(entry, preempted, temporary, preemptors)
         for node, usage in temporary:
             node.remove_all(usage)
