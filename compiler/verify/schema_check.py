@@ -15,6 +15,9 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator, ValidationError
 
+from .k8s_names import DNS1123_SUBDOMAIN_PATTERN
+from .quantity import QUANTITY_PATTERN
+
 
 @dataclass(frozen=True)
 class SchemaViolation:
@@ -106,6 +109,13 @@ def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+# The API server quotes the regular expression only; say in words what it means.
+_PATTERN_HINTS = {
+    QUANTITY_PATTERN: " (a Kubernetes quantity such as 16, 500m or 128Gi)",
+    DNS1123_SUBDOMAIN_PATTERN: " (a lowercase RFC 1123 subdomain such as team-a or h100.example.com)",
+}
+
+
 def _violations(error: ValidationError) -> list[SchemaViolation]:
     parts = list(error.absolute_path)
     path = format_path(parts)
@@ -147,7 +157,8 @@ def _violations(error: ValidationError) -> list[SchemaViolation]:
         return [one(f"Invalid value: {_show(value)}: {where} in body should be at least {limit} chars long",
                     "schema.minLength")]
     if kind == "pattern":
-        return [one(f"Invalid value: {_show(value)}: {where} in body should match '{limit}'", "schema.pattern")]
+        hint = _PATTERN_HINTS.get(limit, "")
+        return [one(f"Invalid value: {_show(value)}: {where} in body should match '{limit}'{hint}", "schema.pattern")]
     if kind == "minimum":
         return [one(f"Invalid value: {value}: {where} in body should be greater than or equal to {limit}",
                     "schema.minimum")]
