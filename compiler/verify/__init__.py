@@ -9,8 +9,10 @@ Public API (stable):
         Kueue kinds (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass;
         kueue.x-k8s.io/v1beta1 and v1beta2): the project's own schema (kueue_spec.py), the CRDs'
         CEL rules (kueue_cel.py) and Kueue's webhook rules (kueue_webhook.py). Built-in kinds:
-        kubernetes-validate's strict schemas at the cluster's version (builtin.py); ConfigMap,
-        Namespace and Deployment are patches, so only their metadata is checked.
+        kubernetes-validate's strict schemas at the cluster's version (builtin.py), plus the API
+        server's own DRA rules for DeviceClass / ResourceClaimTemplate (dra_native.py); ConfigMap,
+        Namespace and Deployment are patches, so only their metadata is checked. All objects:
+        metadata (metadata.py) and no two objects with the same identity.
     verify_device_class_mappings(fragment) -> list[ObjectProblem]
         Kueue Configuration resources.deviceClassMappings rules.
 

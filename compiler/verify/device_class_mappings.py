@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import cel
-
 from .. import codes
 from . import k8s_names
+from .cel_syntax import syntax_error
 from .problem import ObjectProblem
 from .versions import parse_version
 
@@ -278,7 +277,6 @@ def _driver_and_selector(add, body: dict, path: str) -> None:
     if not expression:
         add(epath, "expression: Required value: a CEL expression selecting the devices", "dcm.selector.required")
         return
-    try:
-        cel.compile(str(expression))
-    except ValueError as exc:
-        add(epath, f'expression: Invalid value: "{expression}": CEL compilation failed: {exc}', "dcm.selector.cel")
+    error = syntax_error(str(expression))
+    if error is not None:
+        add(epath, f'expression: Invalid value: "{expression}": CEL compilation failed: {error}', "dcm.selector.cel")

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from .. import codes
-from . import builtin, kueue_cel, kueue_spec, kueue_webhook, metadata
+from . import builtin, dra_native, kueue_cel, kueue_spec, kueue_webhook, metadata
 from .problem import ObjectProblem
 from .schema_check import Check, KubernetesValidator, check as schema_check, compile_fast
 from .versions import KUEUE_COHORT_V1BETA1_SINCE, KUEUE_V1BETA2_SINCE, parse_version, show
@@ -102,6 +102,10 @@ def _verify_builtin(report: _Report, index: int, obj: dict, kubernetes: tuple[in
         return
     for v in result.violations:
         report.add(index, obj, v.field_path, codes.K8S_SCHEMA, v.message, v.rule)
+    if not result.violations and dra_native.applies_to(api_version, kind):
+        # Like the API server, its own validation runs on objects that decoded cleanly.
+        for d in dra_native.check(obj):
+            report.add(index, obj, d.field_path, codes.K8S_SCHEMA, d.message, d.rule)
     for m in metadata.check(obj, kind, builtin.namespaced(api_version, kind)):
         report.add(index, obj, m.field_path, codes.OBJECT_METADATA, m.message, m.rule)
 

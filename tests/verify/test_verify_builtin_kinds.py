@@ -101,3 +101,71 @@ def test_schema_version_is_compared_as_numbers_and_clamped(requested, expected):
 def test_version_spellings():
     for spelling in ("1.34", "v1.34", "1.34.0", "v1.34.1", "1.34.1-gke.100"):
         assert verify_objects([device_class()], spelling, "0.19") == []
+
+
+# --- the API server's own DRA validation (beyond the OpenAPI schema) -------------------------
+
+def rules_of(objects, k8s="1.34"):
+    return sorted(p.rule for p in verify_objects(objects, k8s, "0.19"))
+
+
+def test_device_class_selector_must_parse():
+    bad = device_class(selectors=[{"cel": {"expression": "device.driver == "}}])
+    found = verify_objects([bad], "1.34", "0.19")
+    assert [(p.code, p.field_path, p.rule) for p in found] == [
+        (codes.K8S_SCHEMA, "spec.selectors[0].cel.expression", "dra.selector.cel")]
+    # optional syntax is valid in Kubernetes; the local parser lacks it, so it is not refused
+    optional = device_class(selectors=[{"cel": {"expression": "device.attributes['x'].?y.orValue(0) == 1"}}])
+    assert verify_objects([optional], "1.34", "0.19") == []
+
+
+def test_device_class_limits_and_config():
+    many = device_class(selectors=[{"cel": {"expression": "true"}}] * 33)
+    assert rules_of([many]) == ["dra.tooMany"]
+    config = device_class(config=[{"opaque": {"driver": "Not_A_Driver", "parameters": {}}}])
+    assert rules_of([config]) == ["dra.driver.invalid"]
+
+
+@pytest.mark.parametrize("name,valid", [("example.com/h100-3g", True), ("nvidia.com/gpu", True),
+                                        ("gpu", False), ("kubernetes.io/gpu", False)])
+def test_device_class_extended_resource_name(name, valid):
+    found = rules_of([device_class(extendedResourceName=name)])
+    assert found == ([] if valid else ["dra.deviceClass.extendedResourceName"])
+
+
+def _template(*requests, constraints=None, config=None):
+    obj = claim_template()
+    devices = obj["spec"]["spec"]["devices"]
+    devices["requests"] = list(requests)
+    if constraints is not None:
+        devices["constraints"] = constraints
+    if config is not None:
+        devices["config"] = config
+    return obj
+
+
+@pytest.mark.parametrize("request_,rule", [
+    ({"name": "gpu"}, "dra.request.none"),
+    ({"name": "gpu", "exactly": {"deviceClassName": "c"}, "firstAvailable": [{"name": "a", "deviceClassName": "c"}]},
+     "dra.request.both"),
+    ({"name": "GPU", "exactly": {"deviceClassName": "c"}}, "dra.request.name"),
+    ({"name": "gpu", "exactly": {"deviceClassName": "c", "count": 0}}, "dra.request.count"),
+    ({"name": "gpu", "exactly": {"deviceClassName": "c", "allocationMode": "All", "count": 2}},
+     "dra.request.countWithAll"),
+    ({"name": "gpu", "exactly": {"deviceClassName": "c", "allocationMode": "Some"}}, "dra.request.allocationMode"),
+    ({"name": "gpu", "exactly": {"deviceClassName": "Bad_Class"}}, "dra.request.className"),
+    ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "c"}] * 2}, "dra.request.duplicate"),
+])
+def test_claim_template_request_rules(request_, rule):
+    assert rules_of([_template(request_)]) == [rule]
+
+
+def test_claim_template_references():
+    ok = {"name": "gpu", "exactly": {"deviceClassName": "c"}}
+    alt = {"name": "alt", "firstAvailable": [{"name": "big", "deviceClassName": "c"}]}
+    good = _template(ok, alt, constraints=[{"requests": ["gpu", "alt/big"], "matchAttribute": "gpu.nvidia.com/uuid"}],
+                     config=[{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {}}}])
+    assert rules_of([good]) == []
+    bad = _template(ok, constraints=[{"requests": ["cpu"], "matchAttribute": "uuid"}])
+    assert rules_of([bad]) == ["dra.constraint.attributeDomain", "dra.requestRef.unknown"]
+    assert rules_of([_template(ok, ok)]) == ["dra.request.duplicate"]
