@@ -80,7 +80,7 @@ def _configs(add: Add, configs: list, path: str, limit: int, request_names: set[
     for i, config in enumerate(configs):
         cpath = f"{path}[{i}]"
         if request_names is not None:
-            _request_refs(add, config.get("requests", []), f"{cpath}.requests", request_names)
+            _request_refs(add, config.get("requests") or [], f"{cpath}.requests", request_names)
         opaque = config.get("opaque")
         if opaque is None:
             add(f"{cpath}.opaque", "opaque: Required value", "dra.config.opaqueRequired")
@@ -121,7 +121,7 @@ def _exact(add: Add, request: dict, path: str) -> None:
         for msg in k8s_names.dns1123_subdomain(device_class):
             add(f"{path}.deviceClassName", f'deviceClassName: Invalid value: "{device_class}": {msg}',
                 "dra.request.className")
-    _selectors(add, request.get("selectors", []), f"{path}.selectors")
+    _selectors(add, request.get("selectors") or [], f"{path}.selectors")
     mode = request.get("allocationMode") or "ExactCount"  # the API server's default
     count = request.get("count")
     if mode == "All":
@@ -139,7 +139,7 @@ def _exact(add: Add, request: dict, path: str) -> None:
 def _claim_spec(add: Add, spec: dict, path: str, api_version: str) -> None:
     devices = spec.get("devices") or {}
     dpath = f"{path}.devices"
-    requests = devices.get("requests", [])
+    requests = devices.get("requests") or []
     _too_many(add, requests, REQUESTS_MAX, f"{dpath}.requests")
     names: set[str] = set()
     seen: set[str] = set()
@@ -174,18 +174,18 @@ def _claim_spec(add: Add, spec: dict, path: str, api_version: str) -> None:
         else:
             _exact(add, exact, rpath if flat else f"{rpath}.exactly")
         names.add(name)
-    constraints = devices.get("constraints", [])
+    constraints = devices.get("constraints") or []
     _too_many(add, constraints, CONSTRAINTS_MAX, f"{dpath}.constraints")
     for i, constraint in enumerate(constraints):
         cpath = f"{dpath}.constraints[{i}]"
-        _request_refs(add, constraint.get("requests", []), f"{cpath}.requests", names)
+        _request_refs(add, constraint.get("requests") or [], f"{cpath}.requests", names)
         attribute = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
         if not attribute:
             add(f"{cpath}.matchAttribute", "matchAttribute: Required value", "dra.constraint.attributeRequired")
         elif "/" not in attribute:
             add(f"{cpath}.matchAttribute", f'matchAttribute: Invalid value: "{attribute}": must include a domain',
                 "dra.constraint.attributeDomain")
-    _configs(add, devices.get("config", []), f"{dpath}.config", CONFIG_MAX, names)
+    _configs(add, devices.get("config") or [], f"{dpath}.config", CONFIG_MAX, names)
 
 
 def _extended_resource_name(add: Add, name: str, path: str) -> None:
@@ -209,8 +209,8 @@ def check(obj: dict[str, Any]) -> list[DraViolation]:
 
     spec = obj.get("spec") or {}
     if kind == "DeviceClass":
-        _selectors(add, spec.get("selectors", []), "spec.selectors")
-        _configs(add, spec.get("config", []), "spec.config", CONFIG_MAX, None)
+        _selectors(add, spec.get("selectors") or [], "spec.selectors")
+        _configs(add, spec.get("config") or [], "spec.config", CONFIG_MAX, None)
         if spec.get("extendedResourceName"):
             _extended_resource_name(add, spec["extendedResourceName"], "spec.extendedResourceName")
     elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
