@@ -126,9 +126,10 @@ class _Loader:
         if handler is None:
             if kind in IGNORED_KINDS:
                 return
+            name = meta.get("name") if isinstance(meta, dict) else None
             self.warn(codes.EVAL_UNKNOWN_KIND,
-                      f"unknown kind {kind} ({api_version}) {meta.get('name') if isinstance(meta, dict) else ''}"
-                      f" skipped", where)
+                      f"unknown kind {kind} ({api_version}){' ' + str(name) if name else ''}: not used "
+                      "by the admission engine; skipped", where)
             return
         if kind not in ("Configuration",) and not self._first_time(doc, where):
             return
