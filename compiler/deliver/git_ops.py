@@ -167,12 +167,28 @@ def fetch_remote_branch(repo: git.Repo, remote: str, branch: str, base: git.Comm
         return RemoteBranch(branch, None)
     _git(repo, "fetch", "--no-tags", "--quiet", remote, f"refs/heads/{branch}",
          action=f"fetch {branch} from {remote}")
+    # The bot's branch is always one bot commit on top of a base commit (it is rebuilt, never
+    # extended). So the tip alone decides; walking back from it names the person's commits for
+    # the message. Judging by the tip also works in shallow clones, where history is cut short.
     foreign = []
-    for commit in repo.iter_commits(f"{base.hexsha}..{tip}"):
-        if commit.author.email != BOT_EMAIL or BOT_TRAILER not in commit.message:
-            subject = commit.message.splitlines()[0] if commit.message else ""
-            foreign.append(f"{commit.hexsha[:10]} {commit.author.name} <{commit.author.email}>: {subject}")
+    commit = repo.commit(tip)
+    for _ in range(MAX_LISTED_COMMITS):
+        if _made_by_bot(commit) or repo.is_ancestor(commit.hexsha, base.hexsha):
+            break
+        subject = commit.message.splitlines()[0] if commit.message else ""
+        foreign.append(f"{commit.hexsha[:10]} {commit.author.name} <{commit.author.email}>: {subject}")
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
     return RemoteBranch(branch, tip, tuple(foreign))
+
+
+MAX_LISTED_COMMITS = 10
+
+
+def _made_by_bot(commit: git.Commit) -> bool:
+    return (commit.author.email == BOT_EMAIL and commit.committer.email == BOT_EMAIL
+            and BOT_TRAILER in commit.message)
 
 
 def push_branch(repo: git.Repo, remote: str, branch: str, sha: str, expected_tip: str | None) -> None:

@@ -244,3 +244,22 @@ def test_cluster_scope_uses_its_own_branch(policy_repo: PolicyRepo) -> None:
         assert server.state.changes[0]["title"].startswith("kueue-policy: update gpu-east")
         code, _, err = invoke(policy_repo.work, "pr", "--cluster", "nope", env=github_env(server))
         assert code == 2 and "no such cluster" in err
+
+
+def test_shallow_ci_checkout_updates_without_false_alarms(policy_repo: PolicyRepo, tmp_path: Path) -> None:
+    """CI checks out one commit deep by default; pr must still tell its own branch from a person's."""
+    repo = policy_repo
+    with StandInForge.github(TOKEN, repo.remote) as server:
+        assert invoke(repo.work, "pr", env=github_env(server))[0] == 0
+        for guarantee in ("8", "12"):
+            repo.edit_team("beta", "guaranteed: 16" if guarantee == "8" else "guaranteed: 8",
+                           f"guaranteed: {guarantee}")
+            repo.commit_all(f"beta: {guarantee}")
+            repo.push_main()
+            ci = tmp_path / f"ci-{guarantee}"
+            subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo.remote}", str(ci)], check=True)
+            code, out, err = invoke(ci, "pr", env=github_env(server))
+            assert code == 0, err
+            assert "updated pull request #1" in out
+            assert git(repo.remote, "rev-parse", f"{repo.remote_tip(BRANCH)}^") == repo.remote_tip("main")
+        assert len(server.state.changes) == 1 and server.state.violations == []
