@@ -17,6 +17,8 @@ from compiler.deliver.semantic_diff import PolicyDiff
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates" / "pr"
 ADMISSIBILITY_ROWS = 200
+# GitHub refuses a PR body or comment over 65,536 characters; stay well below with room for a note.
+FORGE_TEXT_LIMIT = 60_000
 
 
 def comment_marker(scope: str) -> str:
@@ -96,10 +98,26 @@ def render_pull_request(diff: PolicyDiff, *, scope: str, branch: str, base_branc
                    admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings)
     body = _tidy(_template("body.md.j2").render(marker=body_marker(scope), **context))
     comment = _tidy(_template("comment.md.j2").render(marker=comment_marker(scope), command="pr", **context))
-    return PullRequestText(title, body, comment)
+    return PullRequestText(title, fit_for_forge(body), fit_for_forge(comment))
 
 
 def render_comment(diff: PolicyDiff, *, scope: str, head_sha: str, command: str = "diff") -> str:
     """The sticky comment alone (what the check-on-PR workflow posts)."""
-    return _tidy(_template("comment.md.j2").render(
-        marker=comment_marker(scope), diff=diff, scope=scope, head_sha=head_sha, command=command))
+    return fit_for_forge(_tidy(_template("comment.md.j2").render(
+        marker=comment_marker(scope), diff=diff, scope=scope, head_sha=head_sha, command=command)))
+
+
+def fit_for_forge(text: str, limit: int = FORGE_TEXT_LIMIT) -> str:
+    """Cut an over-long markdown text at a line boundary and close what the cut left open
+    (a code fence, <details> blocks), so the forge still renders it; say where the rest is."""
+    if len(text) <= limit:
+        return text
+    kept = text[:limit].rsplit("\n", 1)[0]
+    closing = []
+    if kept.count("```") % 2:
+        closing.append("```")
+    open_details = kept.count("<details>") - kept.count("</details>")
+    closing.extend(["</details>"] * max(open_details, 0))
+    note = (f"\n\n> ✂️ Truncated: {len(text) - len(kept):,} more characters. Run `kueue-policy diff` "
+            "locally or see `out/<cluster>/REPORT.md` for the whole plan.\n")
+    return kept + ("\n" + "\n".join(closing) if closing else "") + note

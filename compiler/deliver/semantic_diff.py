@@ -150,7 +150,8 @@ class PolicyDiff:
         return self.summary.has_changes
 
     def to_dict(self) -> dict:
-        return {"base": self.base, "head": self.head, "summary": asdict(self.summary),
+        return {"base": self.base, "head": self.head, "changed": self.has_changes,
+                "summary": asdict(self.summary),
                 "clusters": [asdict(c) for c in self.clusters if c.status != "unchanged"]}
 
 

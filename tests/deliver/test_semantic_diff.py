@@ -134,3 +134,32 @@ def test_pull_request_text_has_markers_capacity_and_admissibility() -> None:
     assert "Argo CD will sync it" in text.body
     assert "1 changed" in text.title
     assert render_comment(diff, scope="all", head_sha="0123456789abcdef").startswith(comment_marker("all"))
+
+
+def test_long_text_is_cut_without_breaking_markdown() -> None:
+    from compiler.deliver.render import fit_for_forge
+
+    text = "head\n<details><summary>x</summary>\n\n```diff\n" + "+ out/file.yaml\n" * 10_000 + "```\n</details>\n"
+    cut = fit_for_forge(text, limit=5_000)
+    assert len(cut) < 5_400 and cut.startswith("head\n")
+    assert cut.count("```") % 2 == 0 and cut.count("<details>") == cut.count("</details>")
+    assert "Truncated" in cut
+    assert fit_for_forge("short") == "short"
+
+
+def test_a_thousand_team_change_fits_in_one_pull_request_body() -> None:
+    before, after = _report(), _report()
+    for index in range(1000):
+        team = copy.deepcopy(before["teams"][1])
+        team["name"] = f"team-{index:04d}"
+        before["teams"].append(team)
+        changed = copy.deepcopy(team)
+        changed["flavors"][0]["guaranteed"] = 1
+        after["teams"].append(changed)
+        after["workloads"].append({"team": team["name"], "name": "w", "verdict": "never", "reason": "too big"})
+    diff = diff_sides(_side("main", before), _side("HEAD", after))
+    assert diff.summary.teams_changed == 1000
+    text = render_pull_request(diff, scope="all", branch="b", base_branch="main", head_sha="0" * 40,
+                               gitops_tools="Argo CD")
+    assert len(text.body) <= 61_000 and len(text.comment) <= 61_000
+    assert text.body.count("<details>") == text.body.count("</details>")
