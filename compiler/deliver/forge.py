@@ -48,10 +48,9 @@ class ForgeClient(Protocol):
     def describe(self) -> str:
         """Where the change goes, for messages ("GitHub acme/policy")."""
 
-    def check_access(self) -> None:
-        """A read that proves the token and the repository are good, before anything is pushed."""
-
-    def find_open_change(self, branch: str, base: str) -> ChangeRequest | None: ...
+    def find_open_change(self, branch: str, base: str) -> ChangeRequest | None:
+        """The open PR/MR from `branch` into `base`. Also the pre-check `pr` makes before it
+        pushes: a bad token, an unknown repository or a dead network fail here."""
 
     def open_change(self, branch: str, base: str, title: str, body: str) -> ChangeRequest: ...
 
@@ -200,21 +199,18 @@ class GitHubForge(_HttpForge):
     def _not_found_hint(self) -> str:
         return f"no repository {self.owner}/{self.repo} visible to this token (check GITHUB_REPOSITORY)"
 
-    def check_access(self) -> None:
-        self._request("GET", self._repo_path)
-
     def find_open_change(self, branch: str, base: str) -> ChangeRequest | None:
         pulls = self._request("GET", f"{self._repo_path}/pulls",
                               {"state": "open", "head": f"{self.owner}:{branch}", "base": base})
         for pull in pulls or []:
-            if pull.get("head", {}).get("ref") == branch:
+            # The API already filtered by head; the check guards against a server that ignored it.
+            if (pull.get("head") or {}).get("ref", branch) == branch:
                 return _github_change(pull)
         return None
 
     def open_change(self, branch: str, base: str, title: str, body: str) -> ChangeRequest:
         pull = self._request("POST", f"{self._repo_path}/pulls",
-                             body={"title": title, "head": branch, "base": base,
-                                   "body": _truncate(body), "maintainer_can_modify": True})
+                             body={"title": title, "head": branch, "base": base, "body": _truncate(body)})
         return _github_change(pull)
 
     def update_change(self, change: ChangeRequest, title: str, body: str) -> ChangeRequest:
@@ -268,14 +264,11 @@ class GitLabForge(_HttpForge):
     def _not_found_hint(self) -> str:
         return f"no project {self.project_id} visible to this token (check CI_PROJECT_ID)"
 
-    def check_access(self) -> None:
-        self._request("GET", self._project_path)
-
     def find_open_change(self, branch: str, base: str) -> ChangeRequest | None:
         requests = self._request("GET", f"{self._project_path}/merge_requests",
                                  {"state": "opened", "source_branch": branch, "target_branch": base})
         for merge_request in requests or []:
-            if merge_request.get("source_branch") == branch:
+            if merge_request.get("source_branch", branch) == branch:
                 return _gitlab_change(merge_request)
         return None
 

@@ -7,7 +7,7 @@ The order of operations is what keeps the promises of the command:
    (the user's checkout, index and branches are untouched);
 3. stop if out/ would not change, or if the remote branch already holds exactly this out/;
 4. stop if the remote branch has commits the bot did not make (never rewrite a person's work);
-5. ask the forge first (token valid, repository exists, which PR is open): a failure here
+5. ask the forge first which PR is open (this also proves the token and the repository): a failure here
    leaves the remote untouched;
 6. push with a lease on the tip seen in step 4, then open or update the PR and its sticky
    comment; if opening/updating the PR fails, the push is rolled back.
@@ -166,7 +166,6 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
 
     # 5. forge pre-checks: nothing on the remote changes if these fail
     forge = forge_factory(options.forge)
-    forge.check_access()
     existing = forge.find_open_change(branch, base_branch)
 
     # 6. push, then the PR; roll the push back if the PR cannot be opened or updated

@@ -35,7 +35,6 @@ def bare(tmp_path: Path) -> Path:
 def test_github_open_find_update_and_sticky_comment(bare: Path) -> None:
     with StandInForge.github(TOKEN, bare) as server:
         forge = GitHubForge("acme/gpu-policy", TOKEN, server.url)
-        forge.check_access()
         assert forge.find_open_change("kueue-policy/all", "main") is None
         opened = forge.open_change("kueue-policy/all", "main", "title", "body")
         assert opened.number == 1
@@ -64,7 +63,7 @@ def test_github_open_find_update_and_sticky_comment(bare: Path) -> None:
 def test_gitlab_open_find_update_and_sticky_note(bare: Path) -> None:
     with StandInForge.gitlab(TOKEN, bare) as server:
         forge = GitLabForge("acme/gpu-policy", TOKEN, server.url)   # path form, URL-encoded
-        forge.check_access()
+        assert forge.find_open_change("kueue-policy/all", "main") is None
         opened = forge.open_change("kueue-policy/all", "main", "t", "d")
         assert opened.number == 1 and "merge_requests/1" in opened.url
         assert forge.find_open_change("kueue-policy/all", "main") == opened
@@ -94,13 +93,13 @@ def test_wrong_token_is_refused_by_the_stand_in(bare: Path) -> None:
     with StandInForge.github(TOKEN, bare) as server:
         forge = GitHubForge("acme/gpu-policy", "wrong-token", server.url)
         with pytest.raises(EnvironmentFailure, match=r"KP804.*401.*GITHUB_TOKEN"):
-            forge.check_access()
+            forge.find_open_change("kueue-policy/all", "main")
 
 
 def test_unknown_repository_is_404(bare: Path) -> None:
     with StandInForge.github(TOKEN, bare) as server:
         with pytest.raises(EnvironmentFailure, match=r"KP805.*acme/nope"):
-            GitHubForge("acme/nope", TOKEN, server.url).check_access()
+            GitHubForge("acme/nope", TOKEN, server.url).find_open_change("kueue-policy/all", "main")
 
 
 def test_network_down_is_exit_3() -> None:
@@ -109,7 +108,7 @@ def test_network_down_is_exit_3() -> None:
         port = probe.getsockname()[1]
     forge = GitLabForge("42", TOKEN, f"http://127.0.0.1:{port}/api/v4")
     with pytest.raises(EnvironmentFailure, match="KP807.*unreachable") as raised:
-        forge.check_access()
+        forge.find_open_change("kueue-policy/all", "main")
     assert TOKEN not in str(raised.value)
 
 

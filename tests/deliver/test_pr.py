@@ -115,7 +115,7 @@ def test_bad_token_stops_before_anything_is_pushed(policy_repo: PolicyRepo, stat
             env = github_env(server, token="ghs_wrong_token_value")
         else:
             env = github_env(server)
-            server.state.fail_once[("GET", r"/repos/acme/gpu-policy")] = 403
+            server.state.fail_once[("GET", r"/repos/acme/gpu-policy/pulls")] = 403
         code, out, err = invoke(repo.work, "pr", env=env, subprocess_run=True)
         assert code == 3
         assert "KP804" in err and str(status) in err and "Traceback" not in err
