@@ -6,8 +6,12 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 from .. import codes
 from . import builtin, dra_native, kueue_cel, kueue_spec, kueue_webhook, metadata
+from .device_class_mappings import verify_device_class_mappings
 from .problem import ObjectProblem
 from .schema_check import Check, KubernetesValidator, check as schema_check, compile_fast
 from .versions import KUEUE_COHORT_V1BETA1_SINCE, KUEUE_V1BETA2_SINCE, parse_version, show
@@ -77,9 +81,33 @@ def _verify_kueue(report: _Report, index: int, obj: dict, kueue: tuple[int, ...]
         report.add(index, obj, w.field_path, codes.KUEUE_WEBHOOK, w.message, w.rule)
 
 
-def _verify_builtin(report: _Report, index: int, obj: dict, kubernetes: tuple[int, ...],
+def _verify_embedded_kueue_configuration(report: _Report, index: int, obj: dict, kueue: tuple[int, ...]) -> None:
+    """Kueue reads its Configuration from a ConfigMap key; check its deviceClassMappings there, so a
+    mapping Kueue would refuse at start-up is caught with the ConfigMap that carries it."""
+    data = obj.get("data")
+    if not isinstance(data, dict):
+        return
+    for key in sorted(k for k in data if isinstance(k, str)):
+        text = data[key]
+        if not isinstance(text, str) or "kind: Configuration" not in text:
+            continue
+        try:
+            config = YAML(typ="safe", pure=True).load(text)
+        except YAMLError as exc:
+            report.add(index, obj, f"data.{key}", codes.DEVICE_CLASS_MAPPINGS,
+                       f"{key}: the Kueue Configuration is not valid YAML: {exc}", "dcm.yaml")
+            continue
+        if not isinstance(config, dict) or config.get("kind") != "Configuration":
+            continue
+        for p in verify_device_class_mappings(config, kueue_version=".".join(map(str, kueue))):
+            report.add(index, obj, f"data.{key}: {p.field_path}", p.code, p.message, p.rule)
+
+
+def _verify_builtin(report: _Report, index: int, obj: dict, kubernetes: tuple[int, ...], kueue: tuple[int, ...],
                     patch_kinds: frozenset[str]) -> None:
     api_version, kind = obj["apiVersion"], obj["kind"]
+    if kind == "ConfigMap":
+        _verify_embedded_kueue_configuration(report, index, obj, kueue)
     if kind in patch_kinds:
         for v in metadata.check(obj, kind, None):
             report.add(index, obj, v.field_path, codes.OBJECT_METADATA, v.message, v.rule)
@@ -146,7 +174,7 @@ def verify_objects(objects: list[dict], kubernetes_version: str, kueue_version: 
                            f"{', '.join(sorted(kueue_spec.KINDS))} in {' and '.join(kueue_spec.KUEUE_API_VERSIONS)})",
                            "kind.unknownKueue")
         else:
-            _verify_builtin(report, index, obj, kubernetes, patches)
+            _verify_builtin(report, index, obj, kubernetes, kueue, patches)
 
         kind_, name, namespace = _identity(obj)
         key = (group, kind_, namespace, name)

@@ -118,3 +118,25 @@ def test_unknown_mapping_field_and_missing_name():
 
 def test_no_mappings_no_problems():
     assert verify_device_class_mappings({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}) == []
+
+
+def _config_map(config_text: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+            "data": {"controller_manager_config.yaml": config_text}}
+
+
+def test_configuration_inside_a_config_map_is_checked_by_verify_objects():
+    from compiler.verify import verify_objects
+
+    good = ("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  deviceClassMappings:\n"
+            "  - name: nvidia.com/gpu\n    deviceClassNames: [gpu.nvidia.com]\n")
+    assert verify_objects([_config_map(good)], "1.34", "0.19") == []
+    bad = good + "  - name: nvidia.com/gpu-again\n    deviceClassNames: [gpu.nvidia.com]\n"
+    found = verify_objects([_config_map(bad)], "1.34", "0.19")
+    assert [(p.index, p.kind, p.code, p.rule) for p in found] == [
+        (0, "ConfigMap", codes.DEVICE_CLASS_MAPPINGS, "dcm.class.mappedTwice")]
+    assert found[0].field_path == ("data.controller_manager_config.yaml: "
+                                   "resources.deviceClassMappings[1].deviceClassNames[0]")
+    broken = "kind: Configuration\nresources: [unclosed\n"
+    assert [p.rule for p in verify_objects([_config_map(broken)], "1.34", "0.19")] == ["dcm.yaml"]
