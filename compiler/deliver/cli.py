@@ -11,7 +11,7 @@ from compiler.deliver import git_ops, render
 from compiler.deliver.forge import forge_from_environment
 from compiler.deliver.publish import PrOptions, run_pr
 from compiler.deliver.semantic_diff import diff_sides
-from compiler.deliver.sides import compile_revision
+from compiler.deliver.sides import compile_pair
 
 FORGE_CHOICE = click.Choice(["auto", "github", "gitlab"])
 
@@ -40,8 +40,7 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
     """
     repo = git_ops.open_repository(Path.cwd())
     policy_folder = git_ops.repo_relative(repo, policy_dir)
-    before = compile_revision(repo, base, policy_folder)
-    after = compile_revision(repo, head if head is not None else git_ops.WORKING_TREE, policy_folder)
+    before, after = compile_pair(repo, base, head if head is not None else git_ops.WORKING_TREE, policy_folder)
     result = diff_sides(before, after)
     click.echo(render.render_diff(result, output_format), nl=False)
     if comment_on is not None:

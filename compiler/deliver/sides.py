@@ -44,6 +44,17 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str) -
     return CompiledSide(label, dict(result.reports), dict(result.files))
 
 
+def compile_pair(repo: git.Repo, base: str, head: str | None, policy_folder: str) -> tuple[CompiledSide, CompiledSide]:
+    """Both sides of a diff; an unchanged policy is compiled once (compiling is the slow part)."""
+    before = compile_revision(repo, base, policy_folder)
+    same = (git_ops.files_at(repo, base, policy_folder, POLICY_SUFFIXES)
+            == git_ops.files_at(repo, head, policy_folder, POLICY_SUFFIXES))
+    if same:
+        label = "working tree" if head is git_ops.WORKING_TREE else head
+        return before, CompiledSide(label, before.reports, before.files)
+    return before, compile_revision(repo, head, policy_folder)
+
+
 def source_at_revision(files: dict[str, bytes], policy_folder: str):
     """A PolicySource whose display paths are the ones `compile <folder>` shows (`policies/a.yaml`),
     so that generated headers and report paths do not differ between a revision and the disk."""
