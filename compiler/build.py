@@ -20,8 +20,10 @@ from typing import Any
 import jinja2
 from ruamel.yaml import YAML
 
+from compiler.dra.classes import build_dra_objects, default_kueue_configuration, kueue_config_patch
 from compiler.errors import SourcePosition
 from compiler.mig.catalogue import load_catalogue, mig_resource_name
+from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
 from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.plan import Placement
 from compiler.quantity import format_quantity, parse_quantity
@@ -44,6 +46,9 @@ class BuiltObject:
     wave: int
     # Path under out/<cluster>/, e.g. "kueue/clusterqueues/alpha.yaml".
     relpath: str
+    # Patches for objects another application owns (Kueue's ConfigMap and Deployment) are
+    # written beside the manifests but are not resources of the cluster's kustomization.
+    is_patch: bool = False
 
     @property
     def kind(self) -> str:
@@ -57,8 +62,14 @@ class BuiltObject:
 @dataclass
 class BuildResult:
     objects: list[BuiltObject] = field(default_factory=list)
-    # Extra, non-object files under out/<cluster>/ (e.g. the MIG manager config), path -> object.
+    # team -> flavor -> resource -> {nominal, borrowingLimit, lendingLimit} (formatted quantities)
     quota: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # pool -> MIG node groups (which nodes get which nvidia.com/mig.config)
+    mig_nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The Kueue Configuration fragment this policy needs (deviceClassMappings, fairSharing).
+    kueue_config_fragment: dict[str, Any] | None = None
+    # quota resource name -> DeviceClasses (dra-claims / dra-extended-resource)
+    resource_classes: dict[str, list[str]] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=1)
@@ -279,6 +290,80 @@ class ClusterBuilder:
         return BuiltObject(obj, team.located.position("spec", "namespaces", index), WAVE_NAMESPACED,
                            f"kueue/localqueues/{namespace}/default.yaml")
 
+    # --- the device side: DRA classes and claims, MIG layouts, Kueue's configuration ----------
+    def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
+        """(model, MIG profile or None) pairs the team's namespaces may request."""
+        devices = {(pool.spec.gpu, None) for pool in team.gpu_pools}
+        profiles = set(team.mig) | {w.spec.mig for w in team.workloads if w.spec.mig}
+        for pool in team.mig_pools:
+            for profile in profiles:
+                if self.catalogue.profile(pool.spec.gpu, profile) is not None:
+                    devices.add((pool.spec.gpu, profile))
+        return sorted(devices, key=lambda d: (d[0], d[1] or ""))
+
+    def device_side(self, result: BuildResult) -> None:
+        spec = self.cluster.spec
+        position = self.cluster.located.position("spec", "gpuAccess")
+        namespace_devices = {ns: self._team_devices(team) for team in self.cluster.teams for ns in team.namespaces}
+        gates = [name for name, on in spec.featureGates.items() if on]
+        dra = build_dra_objects(spec.gpuAccess, spec.kubernetesVersion, namespace_devices, feature_gates=gates)
+        result.resource_classes = dra.resource_classes
+        for device_class in dra.device_classes:
+            device_class["metadata"]["labels"] = {**device_class["metadata"].get("labels", {}), **self.labels}
+            device_class["metadata"]["annotations"] = {**device_class["metadata"].get("annotations", {}),
+                                                       **self._annotations(WAVE_FOUNDATION)}
+            result.objects.append(BuiltObject(device_class, position, WAVE_FOUNDATION,
+                                              f"dra/deviceclasses/{device_class['metadata']['name']}.yaml"))
+        for template in dra.claim_templates:
+            meta = template["metadata"]
+            meta["labels"] = {**meta.get("labels", {}), **self.labels}
+            if self.argocd:
+                meta["annotations"] = {**meta.get("annotations", {}), **self._annotations(WAVE_NAMESPACED)}
+            team = next(t for t in self.cluster.teams if meta["namespace"] in t.namespaces)
+            result.objects.append(BuiltObject(
+                template, team.located.position("spec", "namespaces", team.namespaces.index(meta["namespace"])),
+                WAVE_NAMESPACED, f"dra/resourceclaimtemplates/{meta['namespace']}/{meta['name']}.yaml"))
+        fragment: dict[str, Any] = dict(dra.mapping_fragment or {})
+        if spec.fairSharing.enabled:
+            fragment["fairSharing"] = {"preemptionStrategies": list(spec.fairSharing.preemptionStrategies)}
+        if fragment:
+            result.kueue_config_fragment = fragment
+            config_api = ("config.kueue.x-k8s.io/v1beta2" if self.api_version.endswith("v1beta2")
+                          else "config.kueue.x-k8s.io/v1beta1")
+            base = default_kueue_configuration(config_api)
+            if config_api.endswith("v1beta1") and "fairSharing" in fragment:
+                fragment = {**fragment, "fairSharing": {"enable": True, **fragment["fairSharing"]}}
+            configmap, deployment = kueue_config_patch(fragment, base)
+            result.objects.append(BuiltObject(configmap, position, WAVE_FOUNDATION,
+                                              "kueue-config/kueue-manager-config.patch.yaml", is_patch=True))
+            result.objects.append(BuiltObject(deployment, position, WAVE_FOUNDATION,
+                                              "kueue-config/kueue-controller-manager.patch.yaml", is_patch=True))
+        self._mig_side(result)
+
+    def _mig_side(self, result: BuildResult) -> None:
+        configs: dict[str, Any] = {}
+        filters: set[str] = set()
+        for pool_name, plan in sorted(self.placement.mig_plans.items()):
+            pool = plan.pool
+            assignment = assign_nodes([(l.count, l.profiles) for l in plan.layouts], pool.spec.nodes,
+                                      pool.spec.gpusPerNode, pool.spec.gpu)
+            configs.update(assignment.configs)
+            gpu = self.catalogue.model(pool.spec.gpu)
+            if gpu is not None:
+                filters.update(gpu.device_filter)
+            result.mig_nodes[pool_name] = [group.to_dict() for group in assignment.groups]
+        if not configs:
+            return
+        # One mig-parted config for the cluster; device-filter keeps entries to the models in use.
+        config = mig_manager_config(configs, sorted(filters))
+        configmap = mig_manager_configmap(config)
+        configmap["metadata"]["labels"] = dict(self.labels)
+        if self.argocd:
+            configmap["metadata"]["annotations"] = self._annotations(WAVE_FOUNDATION)
+        first = next(iter(self.placement.mig_plans.values())).pool
+        result.objects.append(BuiltObject(configmap, self.cluster.located.position("spec", "pools", first.index, "mig"),
+                                          WAVE_FOUNDATION, "mig/mig-parted-config.yaml"))
+
     def build(self) -> BuildResult:
         result = BuildResult()
         objects = result.objects
@@ -297,6 +382,7 @@ class ClusterBuilder:
                 for flavor, per in self.team_quotas(team).items()}
         for team in self.cluster.teams:
             objects.extend(self.local_queue(team, i) for i in range(len(team.namespaces)))
+        self.device_side(result)
         return result
 
 

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping
 
 from ruamel.yaml import YAML
+from ruamel.yaml.scalarstring import LiteralScalarString
 
 from compiler.errors import EnvironmentFailure, PolicyError, Diagnostic, SourcePosition
 from compiler import codes
@@ -46,6 +47,9 @@ def canonical(obj: Any, key: str | None = None) -> Any:
         return {k: canonical(obj[k], k) for k in order}
     if isinstance(obj, list):
         return [canonical(item) for item in obj]
+    if isinstance(obj, str) and "\n" in obj:
+        # Embedded files (ConfigMap data) read as themselves, not as one escaped line.
+        return LiteralScalarString(obj)
     return obj
 
 

@@ -16,7 +16,8 @@ from typing import Mapping
 from compiler import admissibility, codes
 from compiler.admissibility import NEVER, Verdict
 from compiler.build import BuildResult, BuiltObject, build
-from compiler.emit import dump_yaml, header, json_file, yaml_file
+from compiler.emit import json_file, yaml_file
+from compiler.gitops import GitopsCluster, codeowners, gitops_files
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
 from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
 from compiler.model import ResolvedCluster
@@ -105,17 +106,30 @@ def _verify(artifacts_objects: list[BuiltObject], cluster: ResolvedCluster, sink
         sink.error(problem.code, f"{where}{field_text}: {problem.message}", built.origin)
 
 
-def _kustomization(objects: list[BuiltObject], extra: list[str]) -> dict:
-    ordered = sorted(objects, key=lambda o: (o.wave, o.relpath))
+def _kustomization(objects: list[BuiltObject]) -> dict:
+    ordered = sorted((o for o in objects if not o.is_patch), key=lambda o: (o.wave, o.relpath))
     return {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-            "resources": [o.relpath for o in ordered] + sorted(extra)}
+            "resources": [o.relpath for o in ordered]}
+
+
+def _kueue_config_component(objects: list[BuiltObject]) -> dict | None:
+    """A kustomize Component the Kueue installation includes to receive this policy's settings."""
+    patches = sorted(o.relpath for o in objects if o.is_patch)
+    if not patches:
+        return None
+    prefix = "kueue-config/"
+    return {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+            "patches": [{"path": p[len(prefix):]} for p in patches]}
 
 
 def _cluster_files(artifacts: ClusterArtifacts, source_root: str) -> dict[str, str]:
     files: dict[str, str] = {}
     for built in artifacts.objects:
         files[built.relpath] = yaml_file(built.obj, built.origin.path)
-    files["kustomization.yaml"] = yaml_file(_kustomization(artifacts.objects, []), artifacts.cluster.located.path)
+    files["kustomization.yaml"] = yaml_file(_kustomization(artifacts.objects), artifacts.cluster.located.path)
+    component = _kueue_config_component(artifacts.objects)
+    if component is not None:
+        files["kueue-config/kustomization.yaml"] = yaml_file(component, artifacts.cluster.located.path)
     files["report.json"] = json_file(artifacts.report)
     files["REPORT.md"] = render_markdown(artifacts.report)
     return dict(sorted(files.items()))
@@ -161,5 +175,22 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         artifacts.files = _cluster_files(artifacts, source.label)
         results[resolved.name] = artifacts
     sink.raise_if_errors()
-    return CompileResult(results, {}, [d for d in sink.items if d.severity is not Severity.ERROR],
+    shared = _shared_files(list(results.values()), policy_clusters=clusters) if cluster is None else {}
+    return CompileResult(results, shared, [d for d in sink.items if d.severity is not Severity.ERROR],
                          complete=cluster is None)
+
+
+def _shared_files(artifacts: list[ClusterArtifacts], policy_clusters: list[ResolvedCluster]) -> dict[str, str]:
+    """GitOps wiring and CODEOWNERS at the top of out/. Paths assume out/ sits at the repository
+    root, as `make demo` and the workflows lay it out, so the bytes do not depend on --out."""
+    gitops = [GitopsCluster(a.name, a.cluster.spec.gitops, f"out/{a.name}", a.cluster.kueue_api_version)
+              for a in artifacts]
+    repository = next((a.cluster.spec.repository for a in artifacts if a.cluster.spec.repository), None)
+    files = {rel: yaml_file(obj, None)
+             for rel, obj in gitops_files(gitops, repository.url if repository else None,
+                                          repository.revision if repository else "main").items()}
+    owners = {f"{a.name}/{team.name}": (team.located.path, list(team.spec.owners))
+              for a in artifacts for team in a.cluster.teams}
+    if owners:
+        files["CODEOWNERS"] = codeowners(owners)
+    return files

@@ -193,7 +193,9 @@ class TeamSpec(Strict):
     weight: Annotated[StrictFloat, Field(ge=0, le=1000)] = 1.0
     queueing: Literal["StrictFIFO", "BestEffortFIFO"] | None = None
     preemption: Preemption | None = None
-    owners: list[Annotated[str, Field(pattern=r"^@?[A-Za-z0-9][-A-Za-z0-9_./@]*$")]] = Field(default_factory=list)
+    # CODEOWNERS entries: @user, @org/team or an e-mail address.
+    owners: list[Annotated[str, Field(pattern=r"^(@[A-Za-z0-9][A-Za-z0-9-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?|[^@\s]+@[^@\s]+\.[^@\s]+)$")]] = (
+        Field(default_factory=list))
     workloads: list[DeclaredWorkload] = Field(default_factory=list, max_length=1_000)
 
 

@@ -57,7 +57,8 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
                       "flavors": flavors, "queueing": team.queueing, "policyFile": team.located.path})
     mig_plan = [{"pool": name, "gpu": plan.pool.spec.gpu, "gpus": plan.pool.gpus, "plannedGpus": plan.planned_gpus,
                  "lowerBound": plan.lower_bound, "fixed": plan.fixed, "demand": plan.demand,
-                 "layouts": [layout.to_dict() for layout in plan.layouts]}
+                 "layouts": [layout.to_dict() for layout in plan.layouts],
+                 "nodeGroups": build.mig_nodes.get(name, [])}
                 for name, plan in sorted(placement.mig_plans.items())]
     return {
         "cluster": cluster.name,
@@ -74,6 +75,8 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
         "teams": teams,
         "workloads": [v.to_dict() for v in verdicts],
         "migPlan": mig_plan or None,
+        "deviceClasses": {resource: classes for resource, classes in sorted(build.resource_classes.items())},
+        "kueueConfiguration": build.kueue_config_fragment,
     }
 
 
