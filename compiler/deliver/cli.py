@@ -55,8 +55,10 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
 
 
 @click.command()
+@click.argument("policy_arg", metavar="[DIR]", required=False,
+                type=click.Path(file_okay=False, path_type=Path))
 @click.option("--policies", "policy_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("policies"), show_default=True, help="The policy folder.")
+              default=Path("policies"), show_default=True, help="The policy folder (or give it as DIR).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("out"), show_default=True, help="The compiled-output folder committed in the repo.")
 @click.option("--cluster", help="Only this cluster's out/ folder; the branch becomes kueue-policy/<cluster>.")
@@ -69,7 +71,7 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
               help="Open the PR even if a declared workload can never be admitted.")
 @click.option("--dry-run", is_flag=True, help="Print what would be pushed and opened; change nothing.")
 @handles_errors
-def pr(policy_dir: Path, out_dir: Path, cluster: str | None, base_branch: str | None,
+def pr(policy_arg: Path | None, policy_dir: Path, out_dir: Path, cluster: str | None, base_branch: str | None,
        branch: str | None, remote: str, forge: str, allow_inadmissible: bool, dry_run: bool) -> None:
     """Compile, commit out/ on a bot branch, push it, and open or update the one pull request.
 
@@ -78,7 +80,7 @@ def pr(policy_dir: Path, out_dir: Path, cluster: str | None, base_branch: str | 
     GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL; GitLab reads GITLAB_TOKEN, CI_PROJECT_ID,
     CI_API_V4_URL.
     """
-    options = PrOptions(policy_dir=policy_dir, out_dir=out_dir, remote=remote, base_branch=base_branch,
+    options = PrOptions(policy_dir=policy_arg or policy_dir, out_dir=out_dir, remote=remote, base_branch=base_branch,
                         branch=branch, cluster=cluster, forge=forge, dry_run=dry_run,
                         allow_inadmissible=allow_inadmissible)
     run_pr(options, say=click.echo)

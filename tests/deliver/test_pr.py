@@ -206,7 +206,7 @@ def test_policy_that_does_not_compile_is_reported_and_nothing_happens(policy_rep
 
 def test_dry_run_changes_nothing(policy_repo: PolicyRepo) -> None:
     with StandInForge.github(TOKEN, policy_repo.remote) as server:
-        code, out, err = invoke(policy_repo.work, "pr", "--dry-run", env=github_env(server))
+        code, out, err = invoke(policy_repo.work, "pr", "policies", "--dry-run", env=github_env(server))
         assert code == 0, err
         assert "dry run: would push" in out and "<!-- kueue-policy:pr scope=all -->" in out
         assert server.state.requests == []
