@@ -11,7 +11,8 @@ Public API (stable):
         CEL rules (kueue_cel.py) and Kueue's webhook rules (kueue_webhook.py). Built-in kinds:
         kubernetes-validate's strict schemas at the cluster's version (builtin.py), plus the API
         server's own DRA rules for DeviceClass / ResourceClaimTemplate (dra_native.py); ConfigMap,
-        Namespace and Deployment are patches, so only their metadata is checked. All objects:
+        Namespace and Deployment are patches, so only their metadata is checked; a ConfigMap
+        carrying a Kueue Configuration has its deviceClassMappings checked. All objects:
         metadata (metadata.py) and no two objects with the same identity.
     verify_device_class_mappings(fragment) -> list[ObjectProblem]
         Kueue Configuration resources.deviceClassMappings rules.

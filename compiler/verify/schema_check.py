@@ -221,7 +221,14 @@ def compile_fast(schema: dict[str, Any]) -> Check:
     types = schema.get("type")
     if types is not None:
         names = tuple(types) if isinstance(types, list) else (types,)
-        checks.append(lambda v, names=names: any(_is_type(v, n) for n in names))
+        if names == ("string",):
+            checks.append(lambda v: isinstance(v, str))
+        elif names == ("object",):
+            checks.append(lambda v: isinstance(v, dict))
+        elif names == ("array",):
+            checks.append(lambda v: isinstance(v, list))
+        else:
+            checks.append(lambda v, names=names: any(_is_type(v, n) for n in names))
     if "enum" in schema:
         allowed = schema["enum"]
         checks.append(lambda v: any(type(v) is type(a) and v == a for a in allowed))
@@ -266,7 +273,13 @@ def compile_fast(schema: dict[str, Any]) -> Check:
         checks.append(check_props)
     if "items" in schema:
         item_check = compile_fast(schema["items"])
-        checks.append(lambda v: not isinstance(v, list) or all(item_check(i) for i in v))
+        def check_items(v: Any) -> bool:
+            if isinstance(v, list):
+                for item in v:
+                    if not item_check(item):
+                        return False
+            return True
+        checks.append(check_items)
     if "x-list-map-keys" in schema:
         keys = tuple(schema["x-list-map-keys"])
 
@@ -279,7 +292,15 @@ def compile_fast(schema: dict[str, Any]) -> Check:
     if schema.get("x-list-set"):
         checks.append(lambda v: not isinstance(v, list) or
                       len({json.dumps(i, sort_keys=True) for i in v}) == len(v))
-    return lambda v: all(c(v) for c in checks)
+    if len(checks) == 1:
+        return checks[0]
+
+    def check_all(v: Any) -> bool:
+        for c in checks:
+            if not c(v):
+                return False
+        return True
+    return check_all
 
 
 def check(validator: Draft202012Validator, instance: Any, fast: Check | None = None) -> list[SchemaViolation]:
