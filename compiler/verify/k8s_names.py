@@ -19,6 +19,7 @@ C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
 DNS1123_LABEL_PATTERN = "^" + DNS1123_LABEL_FMT + "$"
 DNS1123_SUBDOMAIN_PATTERN = "^" + DNS1123_SUBDOMAIN_FMT + "$"
 
+# fullmatch, not match: Python's `$` also matches before a trailing newline, Go's does not.
 _DNS1123_LABEL = re.compile(DNS1123_LABEL_PATTERN)
 _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_PATTERN)
 _QUALIFIED_NAME = re.compile("^" + QUALIFIED_NAME_FMT + "$")
@@ -53,7 +54,7 @@ def dns1123_label(value: str) -> tuple[str, ...]:
     errs = []
     if len(value) > 63:
         errs.append(_max_len(63))
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         errs.append(_regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return tuple(errs)
 
@@ -63,7 +64,7 @@ def dns1123_subdomain(value: str) -> tuple[str, ...]:
     errs = []
     if len(value) > 253:
         errs.append(_max_len(253))
-    if not _DNS1123_SUBDOMAIN.match(value):
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
         errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
     return tuple(errs)
 
@@ -90,7 +91,7 @@ def qualified_name(value: str) -> tuple[str, ...]:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part " + _max_len(63))
-    if name and not _QUALIFIED_NAME.match(name):
+    if name and not _QUALIFIED_NAME.fullmatch(name):
         errs.append("name part " + _regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
     return tuple(errs)
 
@@ -103,12 +104,12 @@ def label_value(value: str) -> tuple[str, ...]:
     errs = []
     if len(value) > 63:
         errs.append(_max_len(63))
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return tuple(errs)
 
 
 def c_identifier(value: str) -> tuple[str, ...]:
-    if _C_IDENTIFIER.match(value):
+    if _C_IDENTIFIER.fullmatch(value):
         return ()
     return (_regex_error(_C_IDENTIFIER_MSG, C_IDENTIFIER_FMT, "my_name", "MY_NAME", "MyName"),)

@@ -28,7 +28,7 @@ class QuantityError(ValueError):
 
 @lru_cache(maxsize=8192)
 def _parse_str(text: str) -> Decimal:
-    if not _QUANTITY.match(text):
+    if not _QUANTITY.fullmatch(text):
         raise QuantityError(f"quantities must match the regular expression '{QUANTITY_PATTERN}'")
     number = _NUMBER.match(text)
     assert number is not None  # the full pattern matched, so a number leads

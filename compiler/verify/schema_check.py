@@ -54,9 +54,31 @@ def _list_set(validator, enabled, instance, schema) -> Iterator[ValidationError]
         seen.add(token)
 
 
+def go_regex(pattern: str) -> re.Pattern[str]:
+    """The pattern as the API server (Go, RE2) reads it: a final `$` is the end of the text, where
+    Python's would also match before a trailing newline ("team-a\\n")."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return _compiled(pattern)
+
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    if pattern not in _REGEX_CACHE:
+        _REGEX_CACHE[pattern] = re.compile(pattern)
+    return _REGEX_CACHE[pattern]
+
+
+def _pattern(validator, pattern, instance, schema) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not go_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 KubernetesValidator = jsonschema.validators.extend(
     Draft202012Validator,
-    {"x-list-map-keys": _list_map_keys, "x-list-set": _list_set},
+    {"x-list-map-keys": _list_map_keys, "x-list-set": _list_set, "pattern": _pattern},
 )
 
 
@@ -233,7 +255,7 @@ def compile_fast(schema: dict[str, Any]) -> Check:
         allowed = schema["enum"]
         checks.append(lambda v: any(type(v) is type(a) and v == a for a in allowed))
     if "pattern" in schema:
-        search = re.compile(schema["pattern"]).search
+        search = go_regex(schema["pattern"]).search
         checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
     if "maxLength" in schema:
         checks.append(lambda v, n=schema["maxLength"]: not isinstance(v, str) or len(v) <= n)

@@ -426,3 +426,15 @@ def test_input_objects_are_not_modified():
     before = copy.deepcopy(obj)
     verify_objects([obj], "1.34", "0.19")
     assert obj == before  # defaults are applied to a copy
+
+
+def test_trailing_newline_is_not_a_valid_name():
+    # Python's `$` matches before a final newline; the API server's (Go) does not.
+    lq = {"apiVersion": V2, "kind": "LocalQueue", "metadata": {"name": "q\n", "namespace": "team-a\n"},
+          "spec": {"clusterQueue": "team-a\n"}}
+    assert sorted((p.field_path, p.rule) for p in problems(lq)) == [
+        ("metadata.name", "metadata.name.invalid"), ("metadata.namespace", "metadata.namespace.invalid"),
+        ("spec.clusterQueue", "schema.pattern")]
+    obj = cq()
+    gpu_quota(obj)["nominalQuota"] = "16\n"
+    assert [p.rule for p in problems(obj)] == ["schema.pattern"]
