@@ -69,10 +69,14 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
               help="auto: GitLab when CI_API_V4_URL/GITLAB_TOKEN are set, else GitHub.")
 @click.option("--allow-inadmissible", is_flag=True,
               help="Open the PR even if a declared workload can never be admitted.")
+@click.option("--push-with-token", is_flag=True,
+              help="Authenticate git's HTTPS fetch/push with the forge token (GitLab CI, where the "
+                   "checkout's job token cannot push). Passed in git's environment, never stored.")
 @click.option("--dry-run", is_flag=True, help="Print what would be pushed and opened; change nothing.")
 @handles_errors
 def pr(policy_arg: Path | None, policy_dir: Path, out_dir: Path, cluster: str | None, base_branch: str | None,
-       branch: str | None, remote: str, forge: str, allow_inadmissible: bool, dry_run: bool) -> None:
+       branch: str | None, remote: str, forge: str, allow_inadmissible: bool, push_with_token: bool,
+       dry_run: bool) -> None:
     """Compile, commit out/ on a bot branch, push it, and open or update the one pull request.
 
     Never opens a duplicate, never pushes when out/ would not change, never rewrites a branch a
@@ -82,5 +86,5 @@ def pr(policy_arg: Path | None, policy_dir: Path, out_dir: Path, cluster: str | 
     """
     options = PrOptions(policy_dir=policy_arg or policy_dir, out_dir=out_dir, remote=remote, base_branch=base_branch,
                         branch=branch, cluster=cluster, forge=forge, dry_run=dry_run,
-                        allow_inadmissible=allow_inadmissible)
+                        allow_inadmissible=allow_inadmissible, push_with_token=push_with_token)
     run_pr(options, say=click.echo)

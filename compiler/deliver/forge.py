@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
 from compiler import __version__, codes
+from compiler.deliver.git_ops import GitAuth, basic_auth
 from compiler.errors import EnvironmentFailure
 
 USER_AGENT = f"kueue-policy/{__version__}"
@@ -58,6 +59,9 @@ class ForgeClient(Protocol):
 
     def upsert_comment(self, change: ChangeRequest, marker: str, body: str) -> str:
         """Edit the comment containing `marker`, or create it. Returns "created"/"updated"/"unchanged"."""
+
+    def git_auth(self) -> GitAuth:
+        """Credentials for `git push` over HTTPS with the same token (for --push-with-token)."""
 
 
 class _HttpForge:
@@ -192,6 +196,9 @@ class GitHubForge(_HttpForge):
             headers["Content-Type"] = "application/json"
         return headers
 
+    def git_auth(self) -> GitAuth:
+        return basic_auth("x-access-token", self._token)
+
     def _auth_hint(self) -> str:
         return ("GITHUB_TOKEN was refused or lacks permission (the workflow needs "
                 "`permissions: contents: write, pull-requests: write`)")
@@ -257,6 +264,9 @@ class GitLabForge(_HttpForge):
         if has_body:
             headers["Content-Type"] = "application/json"
         return headers
+
+    def git_auth(self) -> GitAuth:
+        return basic_auth("oauth2", self._token)
 
     def _auth_hint(self) -> str:
         return "GITLAB_TOKEN was refused or lacks the `api` scope (CI_JOB_TOKEN cannot open merge requests)"

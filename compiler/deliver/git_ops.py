@@ -11,6 +11,7 @@ never overwrites a commit it did not look at.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import tempfile
@@ -153,11 +154,31 @@ def folder_tree(repo: git.Repo, commit_sha: str, folder: str) -> str | None:
         return None
 
 
-def fetch_remote_branch(repo: git.Repo, remote: str, branch: str, base: git.Commit) -> RemoteBranch:
+@dataclass(frozen=True)
+class GitAuth:
+    """An HTTP Authorization header for git's own HTTPS requests, passed to each git process in
+    its environment (GIT_CONFIG_COUNT/KEY/VALUE): never in argv, never in .git/config."""
+
+    header: str
+
+    def __repr__(self) -> str:
+        return "GitAuth(***)"
+
+    def environment(self) -> dict[str, str]:
+        return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
+                "GIT_CONFIG_VALUE_0": f"Authorization: {self.header}"}
+
+
+def basic_auth(user: str, token: str) -> GitAuth:
+    return GitAuth("Basic " + base64.b64encode(f"{user}:{token}".encode()).decode())
+
+
+def fetch_remote_branch(repo: git.Repo, remote: str, branch: str, base: git.Commit,
+                        auth: GitAuth | None = None) -> RemoteBranch:
     """The branch as the remote has it now, and which of its commits were not made by the bot.
 
     Fetches into FETCH_HEAD only: no remote-tracking ref or local branch of the user changes."""
-    listing = _git(repo, "ls-remote", remote, f"refs/heads/{branch}", action=f"read {remote}")
+    listing = _git(repo, "ls-remote", remote, f"refs/heads/{branch}", action=f"read {remote}", auth=auth)
     tip = None
     for line in listing.splitlines():
         sha, _, ref = line.partition("\t")
@@ -166,7 +187,7 @@ def fetch_remote_branch(repo: git.Repo, remote: str, branch: str, base: git.Comm
     if tip is None:
         return RemoteBranch(branch, None)
     _git(repo, "fetch", "--no-tags", "--quiet", remote, f"refs/heads/{branch}",
-         action=f"fetch {branch} from {remote}")
+         action=f"fetch {branch} from {remote}", auth=auth)
     # The bot's branch is always one bot commit on top of a base commit (it is rebuilt, never
     # extended). So the tip alone decides; walking back from it names the person's commits for
     # the message. Judging by the tip also works in shallow clones, where history is cut short.
@@ -191,24 +212,28 @@ def _made_by_bot(commit: git.Commit) -> bool:
             and BOT_TRAILER in commit.message)
 
 
-def push_branch(repo: git.Repo, remote: str, branch: str, sha: str, expected_tip: str | None) -> None:
+def push_branch(repo: git.Repo, remote: str, branch: str, sha: str, expected_tip: str | None,
+                auth: GitAuth | None = None) -> None:
     """Point the remote branch at `sha`, only if it is still at `expected_tip` (None: absent)."""
     lease = f"--force-with-lease=refs/heads/{branch}:{expected_tip or ''}"
     _git(repo, "push", "--porcelain", lease, remote, f"{sha}:refs/heads/{branch}",
-         action=f"push {branch} to {remote}")
+         action=f"push {branch} to {remote}", auth=auth)
 
 
 def restore_branch(repo: git.Repo, remote: str, branch: str, pushed_sha: str,
-                   previous_tip: str | None) -> None:
+                   previous_tip: str | None, auth: GitAuth | None = None) -> None:
     """Undo `push_branch`: delete the branch this run created, or put the old tip back."""
     lease = f"--force-with-lease=refs/heads/{branch}:{pushed_sha}"
     refspec = f"{previous_tip}:refs/heads/{branch}" if previous_tip else f":refs/heads/{branch}"
-    _git(repo, "push", "--porcelain", lease, remote, refspec, action=f"roll back {branch} on {remote}")
+    _git(repo, "push", "--porcelain", lease, remote, refspec, action=f"roll back {branch} on {remote}",
+         auth=auth)
 
 
-def _git(repo: git.Repo, *args: str, action: str) -> str:
+def _git(repo: git.Repo, *args: str, action: str, auth: GitAuth | None = None) -> str:
+    # Never prompt for credentials: in CI a prompt hangs the job until it times out.
+    env = {"GIT_TERMINAL_PROMPT": "0", **(auth.environment() if auth else {})}
     try:
-        return repo.git.execute(["git", *args], with_extended_output=False)
+        return repo.git.execute(["git", *args], with_extended_output=False, env=env)
     except GitCommandError as error:
         stderr = (error.stderr or "").strip().replace("stderr: ", "", 1).strip(" '\n")
         raise EnvironmentFailure(

@@ -52,6 +52,7 @@ class PrOptions:
     forge: str = "auto"
     dry_run: bool = False
     allow_inadmissible: bool = False
+    push_with_token: bool = False
 
 
 @dataclass
@@ -140,8 +141,12 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
         say(f"{out_folder}/ on {base_branch} is up to date with {policy_folder}/: nothing to do")
         return outcome
 
+    # The forge client (and its environment) before any network call: a missing token fails early.
+    forge = None if options.dry_run else forge_factory(options.forge)
+    auth = forge.git_auth() if forge is not None and options.push_with_token else None
+
     # 4. the remote branch as it is now
-    remote_branch = git_ops.fetch_remote_branch(repo, options.remote, branch, head)
+    remote_branch = git_ops.fetch_remote_branch(repo, options.remote, branch, head, auth)
     if remote_branch.foreign_commits:
         raise EnvironmentFailure(
             f"error[{codes.BRANCH_TOUCHED_BY_PERSON}]: {options.remote}/{branch} has commits kueue-policy "
@@ -165,12 +170,12 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
         return outcome
 
     # 5. forge pre-checks: nothing on the remote changes if these fail
-    forge = forge_factory(options.forge)
+    assert forge is not None
     existing = forge.find_open_change(branch, base_branch)
 
     # 6. push, then the PR; roll the push back if the PR cannot be opened or updated
     if needs_push:
-        git_ops.push_branch(repo, options.remote, branch, commit_sha, remote_branch.tip)
+        git_ops.push_branch(repo, options.remote, branch, commit_sha, remote_branch.tip, auth)
         outcome.pushed = True
         say(f"pushed {commit_sha[:12]} to {options.remote}/{branch}")
     try:
@@ -185,7 +190,7 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
             outcome.action = "updated" if needs_push else "unchanged"
     except EnvironmentFailure as failure:
         if outcome.pushed:
-            _roll_back(repo, options.remote, branch, commit_sha, remote_branch.tip, failure)
+            _roll_back(repo, options.remote, branch, commit_sha, remote_branch.tip, failure, auth)
         raise
     outcome.change_number, outcome.change_url = change.number, change.url
     outcome.comment = forge.upsert_comment(change, render.comment_marker(scope), text.comment)
@@ -195,9 +200,9 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
 
 
 def _roll_back(repo: git.Repo, remote: str, branch: str, pushed: str, previous: str | None,
-               failure: EnvironmentFailure) -> None:
+               failure: EnvironmentFailure, auth: git_ops.GitAuth | None) -> None:
     try:
-        git_ops.restore_branch(repo, remote, branch, pushed, previous)
+        git_ops.restore_branch(repo, remote, branch, pushed, previous, auth)
     except EnvironmentFailure as rollback_failure:
         failure.args = (f"{failure}\nand rolling back the push failed too: {rollback_failure}; "
                         f"{remote}/{branch} now points at {pushed[:12]}",)

@@ -263,3 +263,38 @@ def test_shallow_ci_checkout_updates_without_false_alarms(policy_repo: PolicyRep
             assert "updated pull request #1" in out
             assert git(repo.remote, "rev-parse", f"{repo.remote_tip(BRANCH)}^") == repo.remote_tip("main")
         assert len(server.state.changes) == 1 and server.state.violations == []
+
+
+def test_push_with_token_sends_the_token_to_git_only_in_memory(policy_repo: PolicyRepo) -> None:
+    """--push-with-token: git's HTTPS requests carry the forge token; it is never stored or shown."""
+    import base64
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[str] = []
+
+    class GitHttp(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # git smart HTTP starts with GET /info/refs
+            seen.append(self.headers.get("Authorization", ""))
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), GitHttp)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/acme/gpu-policy.git"
+        git(policy_repo.work, "remote", "add", "forge", url)
+        with StandInForge.github(TOKEN, policy_repo.remote) as forge:
+            code, out, err = invoke(policy_repo.work, "pr", "--remote", "forge", "--push-with-token",
+                                    env=github_env(forge), subprocess_run=True)
+            assert forge.state.writes == []
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 3 and "KP809" in err
+    assert seen and seen[0] == "Basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+    assert_no_secret(policy_repo, out, err)
+    assert base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode() not in out + err
