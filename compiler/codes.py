@@ -112,8 +112,6 @@ NO_ACCEPTABLE_POOL = register("KP313", "no pool the team accepts",
 OVER_CAPACITY = register("KP401", "guarantees exceed capacity",
     "The guarantees placed on the pools a team accepts add up to more GPUs than those pools have "
     "(nodes x gpusPerNode x overcommit). The message says which pool is short and by how much.")
-MIG_OVER_CAPACITY = register("KP402", "MIG guarantees do not fit",
-    "The teams' MIG guarantees need more GPUs in MIG pools than exist.")
 
 # --- KP5xx verify -----------------------------------------------------------------------------
 KUEUE_SCHEMA = register("KP501", "Kueue API would refuse the object",

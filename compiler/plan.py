@@ -223,7 +223,7 @@ def _place_mig(cluster: ResolvedCluster, placement: Placement, sink: DiagnosticS
         if isinstance(pool.spec.mig, str):  # planned
             result: PlanResult = plan_mig(pool.spec.gpu, demand, gpus_available=pool.gpus)
             if not result.feasible:
-                sink.error(codes.MIG_OVER_CAPACITY,
+                sink.error(codes.MIG_DEMAND_TOO_BIG,
                            f"MIG guarantees on pool '{pool.name}' ({_demand_text(demand)}) need "
                            f"{result.gpus} {pool.spec.gpu} GPUs but the pool has {pool.gpus}", position)
                 continue
@@ -244,7 +244,7 @@ def _place_mig(cluster: ResolvedCluster, placement: Placement, sink: DiagnosticS
             problems = check_layout(pool.spec.gpu, layout)
             if problems:
                 for problem in problems:
-                    sink.error(codes.MIG_OVER_CAPACITY,
+                    sink.error(codes.MIG_UNPLACEABLE,
                                f"pool '{pool.name}': fixed MIG layout {_demand_text(layout)} cannot be placed on "
                                f"one {pool.spec.gpu}: {problem}", position)
                 continue
@@ -252,7 +252,7 @@ def _place_mig(cluster: ResolvedCluster, placement: Placement, sink: DiagnosticS
             have = plan.instances()
             for profile, count in demand.items():
                 if count > have.get(profile, 0):
-                    sink.error(codes.MIG_OVER_CAPACITY,
+                    sink.error(codes.MIG_DEMAND_TOO_BIG,
                                f"MIG guarantees on pool '{pool.name}' ask for {count} x {profile} but its fixed "
                                f"layout gives {have.get(profile, 0)} ({pool.gpus} GPUs x {_demand_text(layout)})",
                                position)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from compiler import codes
+from compiler.dra.classes import check_dra_version
 from compiler.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
 from compiler.model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
@@ -95,6 +96,7 @@ def _resolve_cluster(cluster: Located, sink: DiagnosticSink) -> ResolvedCluster:
                     if gpu.profile(profile) is None:
                         sink.error(codes.UNKNOWN_MIG_PROFILE, catalogue.describe_unknown_profile(pool.spec.gpu, profile),
                                    cluster.position("spec", "pools", pool.index, "mig", "layout", profile, key=True))
+    _check_versions(cluster, sink)
     cohorts, root = _resolve_cohorts(cluster, sink)
     _check_unique(list(enumerate(spec.priorities)), lambda ip: ip[1].name,
                   lambda ip: cluster.position("spec", "priorities", ip[0], "name"), "priority", sink)
@@ -106,6 +108,31 @@ def _resolve_cluster(cluster: Located, sink: DiagnosticSink) -> ResolvedCluster:
                    cluster.position("spec", "priorities", defaults[1], "default"))
     default_priority = spec.priorities[defaults[0]].name if defaults else None
     return ResolvedCluster(cluster, pools, cohorts, root, list(spec.priorities), default_priority)
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _check_versions(cluster: Located, sink: DiagnosticSink) -> None:
+    """What the cluster's Kubernetes and Kueue versions allow (DRA, hierarchical cohorts)."""
+    spec = cluster.model.spec
+    gates = [name for name, enabled in spec.featureGates.items() if enabled]
+    for problem in check_dra_version(spec.gpuAccess, spec.kubernetesVersion, gates):
+        sink.error(problem.code, problem.message, cluster.position("spec", "gpuAccess"))
+    kueue = _minor(spec.kueueVersion)
+    if spec.cohorts and kueue < (0, 11):
+        sink.error(codes.VERSION_GATE,
+                   f"Cohort objects (hierarchical cohorts) need Kueue >= 0.11; the cluster runs Kueue {spec.kueueVersion}",
+                   cluster.position("spec", "cohorts"))
+    needs = {"dra-claims": ((0, 18), "KueueDRAIntegration (beta, on by default from Kueue 0.18)"),
+             "dra-extended-resource": ((0, 19), "KueueDRAIntegrationExtendedResource (beta, on by default from Kueue 0.19)")}
+    if spec.gpuAccess in needs and kueue < needs[spec.gpuAccess][0]:
+        minimum, gate = needs[spec.gpuAccess]
+        sink.error(codes.VERSION_GATE,
+                   f"gpuAccess {spec.gpuAccess} needs Kueue's {gate}; the cluster runs Kueue {spec.kueueVersion}",
+                   cluster.position("spec", "gpuAccess"))
 
 
 _CAPACITY_RANK = {

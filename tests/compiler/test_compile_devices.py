@@ -1,0 +1,122 @@
+"""The device side of a compile: DRA objects by gpuAccess, Kueue's deviceClassMappings, MIG plans."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from ruamel.yaml import YAML
+
+from compiler_testkit import CLUSTER, snapshot, team, write_policy
+from conftest import run_cli
+
+yaml = YAML(typ="safe", pure=True)
+MIG_CLUSTER = CLUSTER.replace(
+    "    - {name: spot,", "    - {name: mig, gpu: H100-80GB, nodes: 1, gpusPerNode: 8, mig: planned}\n    - {name: spot,")
+TEAM = team("a", "namespaces: [a]\ngpus: {guaranteed: 8}\nmig: {3g.40gb: 2}\n"
+                 "workloads:\n  - {name: serve, replicas: 2, mig: 3g.40gb}")
+
+
+def compile_ok(tmp_path, cluster: str, *teams: str):
+    files = {"cluster.yaml": cluster}
+    files.update({f"t{i}.yaml": text for i, text in enumerate(teams)})
+    policies = write_policy(tmp_path, files)
+    out = tmp_path / "out"
+    result = run_cli("compile", str(policies), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out / "lab"
+
+
+def test_dra_claims_emits_classes_claims_and_the_kueue_mapping(tmp_path):
+    folder = compile_ok(tmp_path, MIG_CLUSTER.replace('kueueVersion: "0.19"', 'kueueVersion: "0.19"\n  gpuAccess: dra-claims'), TEAM)
+    classes = sorted(p.name for p in (folder / "dra" / "deviceclasses").iterdir())
+    assert classes == ["h100-80gb-3g-40gb.mig.kueue-policy.io.yaml", "h100-80gb.gpu.kueue-policy.io.yaml"]
+    template = yaml.load((folder / "dra" / "resourceclaimtemplates" / "a" / "h100-80gb-3g-40gb.yaml").read_text())
+    request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert request == {"deviceClassName": "h100-80gb-3g-40gb.mig.kueue-policy.io", "allocationMode": "ExactCount", "count": 1}
+    patch = yaml.load((folder / "kueue-config" / "kueue-manager-config.patch.yaml").read_text())
+    configuration = yaml.load(patch["data"]["controller_manager_config.yaml"])
+    assert configuration["resources"]["deviceClassMappings"] == [
+        {"name": "nvidia.com/gpu", "deviceClassNames": ["h100-80gb.gpu.kueue-policy.io"]},
+        {"name": "nvidia.com/mig-3g.40gb", "deviceClassNames": ["h100-80gb-3g-40gb.mig.kueue-policy.io"]}]
+    restart = yaml.load((folder / "kueue-config" / "kueue-controller-manager.patch.yaml").read_text())
+    assert restart["spec"]["template"]["metadata"]["annotations"]["kueue-policy.io/manager-config-checksum"].startswith("sha256:")
+    # The patches are for the Kueue installation, not resources of this cluster's kustomization.
+    kustomization = yaml.load((folder / "kustomization.yaml").read_text())
+    assert not any(r.startswith("kueue-config/") for r in kustomization["resources"])
+    assert "dra/deviceclasses/h100-80gb.gpu.kueue-policy.io.yaml" in kustomization["resources"]
+    built = subprocess.run(["kubectl", "kustomize", str(folder)], capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+    # Quota names stay the ones people know, in every gpuAccess mode.
+    cq = yaml.load((folder / "kueue" / "clusterqueues" / "a.yaml").read_text())
+    assert "nvidia.com/mig-3g.40gb" in cq["spec"]["resourceGroups"][0]["coveredResources"]
+
+
+def test_device_plugin_emits_no_dra_objects(tmp_path):
+    folder = compile_ok(tmp_path, MIG_CLUSTER, TEAM)
+    assert not (folder / "dra").exists()
+    assert not (folder / "kueue-config").exists()  # no fair sharing, no mappings: Kueue's config untouched
+
+
+def test_dra_needs_kubernetes_1_34(tmp_path):
+    cluster = MIG_CLUSTER.replace('kubernetesVersion: "1.34"', 'kubernetesVersion: "1.33"').replace(
+        'kueueVersion: "0.19"', 'kueueVersion: "0.19"\n  gpuAccess: dra-claims')
+    policies = write_policy(tmp_path, {"cluster.yaml": cluster, "a.yaml": TEAM})
+    result = run_cli("compile", str(policies), "--out", str(tmp_path / "out"))
+    assert result.returncode == 1
+    assert "cluster.yaml:8:14: error[KP706]" in result.stderr and "1.34" in result.stderr
+    assert snapshot(tmp_path / "out") == {}
+
+
+def test_extended_resource_needs_1_36_or_the_gate(tmp_path):
+    cluster = MIG_CLUSTER.replace('kueueVersion: "0.19"', 'kueueVersion: "0.19"\n  gpuAccess: dra-extended-resource')
+    policies = write_policy(tmp_path, {"cluster.yaml": cluster, "a.yaml": TEAM})
+    refused = run_cli("validate", str(policies))
+    assert refused.returncode == 1 and "DRAExtendedResource" in refused.stderr
+    (policies / "cluster.yaml").write_text(cluster + "  featureGates: {DRAExtendedResource: true}\n")
+    assert run_cli("validate", str(policies)).returncode == 0
+    (policies / "cluster.yaml").write_text(cluster.replace('"1.34"', '"1.36"'))
+    out = tmp_path / "out"
+    assert run_cli("compile", str(policies), "--out", str(out)).returncode == 0
+    gpu_class = yaml.load((out / "lab" / "dra" / "deviceclasses" / "gpu.extended.kueue-policy.io.yaml").read_text())
+    assert gpu_class["spec"]["extendedResourceName"] == "nvidia.com/gpu"
+    assert not (out / "lab" / "dra" / "resourceclaimtemplates").exists()
+
+
+def test_planned_mig_pool_gets_a_layout_that_covers_the_guarantees(tmp_path):
+    folder = compile_ok(tmp_path, MIG_CLUSTER, TEAM, team("b", "namespaces: [b]\nmig: {1g.10gb: 7}"))
+    report = json.loads((folder / "report.json").read_text())
+    plan = report["migPlan"][0]
+    assert plan["pool"] == "mig" and plan["plannedGpus"] == 2 and plan["lowerBound"] == 2
+    instances = {}
+    for layout in plan["layouts"]:
+        for profile, count in layout["profiles"].items():
+            instances[profile] = instances.get(profile, 0) + count * layout["count"]
+    assert instances["3g.40gb"] >= 2 and instances["1g.10gb"] >= 7
+    assert sum(layout["count"] for layout in plan["layouts"]) == 8  # every GPU of the pool is cut
+    assert sum(group["nodes"] for group in plan["nodeGroups"]) == 1
+    configmap = yaml.load((folder / "mig" / "mig-parted-config.yaml").read_text())
+    config = yaml.load(configmap["data"]["config.yaml"])
+    assert plan["nodeGroups"][0]["config"] in config["mig-configs"]
+    # Quota in MIG units flows into the ClusterQueues.
+    cq = yaml.load((folder / "kueue" / "clusterqueues" / "b.yaml").read_text())
+    mig_flavor = next(f for f in cq["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "mig")
+    assert {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "7"} in mig_flavor["resources"]
+
+
+def test_mig_demand_bigger_than_the_pool_is_refused(tmp_path):
+    policies = write_policy(tmp_path, {"cluster.yaml": MIG_CLUSTER,
+                                       "a.yaml": team("a", "namespaces: [a]\nmig: {3g.40gb: 17}")})
+    result = run_cli("validate", str(policies))
+    assert result.returncode == 1
+    assert "error[KP705]" in result.stderr and "need 9 H100-80GB GPUs but the pool has 8" in result.stderr
+
+
+def test_fixed_layout_that_cannot_be_placed_is_refused(tmp_path):
+    cluster = CLUSTER.replace(
+        "    - {name: spot,", "    - name: fixed\n      gpu: H100-80GB\n      nodes: 1\n      gpusPerNode: 8\n"
+                             "      mig: {layout: {1g.10gb+me: 2}}\n    - {name: spot,")
+    policies = write_policy(tmp_path, {"cluster.yaml": cluster, "a.yaml": team("a", "namespaces: [a]")})
+    result = run_cli("validate", str(policies))
+    assert result.returncode == 1
+    assert "cluster.yaml:15:12: error[KP704]" in result.stderr, result.stderr
