@@ -144,6 +144,8 @@ class PolicyDiff:
     head: str
     clusters: list[ClusterDiff]
     summary: Summary
+    # Files of out/ outside any cluster folder: the GitOps wiring (argocd/, flux/), CODEOWNERS.
+    other_files: FileChanges = field(default_factory=FileChanges)
 
     @property
     def has_changes(self) -> bool:
@@ -152,7 +154,8 @@ class PolicyDiff:
     def to_dict(self) -> dict:
         return {"base": self.base, "head": self.head, "changed": self.has_changes,
                 "summary": asdict(self.summary),
-                "clusters": [asdict(c) for c in self.clusters if c.status != "unchanged"]}
+                "clusters": [asdict(c) for c in self.clusters if c.status != "unchanged"],
+                "otherFiles": asdict(self.other_files)}
 
 
 def diff_sides(before: CompiledSide, after: CompiledSide) -> PolicyDiff:
@@ -176,7 +179,7 @@ def diff_sides(before: CompiledSide, after: CompiledSide) -> PolicyDiff:
         summary.files_added += len(files.added)
         summary.files_changed += len(files.changed)
         summary.files_removed += len(files.removed)
-    return PolicyDiff(before.label, after.label, clusters, summary)
+    return PolicyDiff(before.label, after.label, clusters, summary, loose)
 
 
 def _files_of(files: Mapping[str, str], cluster: str) -> dict[str, str]:

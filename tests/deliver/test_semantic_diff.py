@@ -163,3 +163,13 @@ def test_a_thousand_team_change_fits_in_one_pull_request_body() -> None:
                                gitops_tools="Argo CD")
     assert len(text.body) <= 61_000 and len(text.comment) <= 61_000
     assert text.body.count("<details>") == text.body.count("</details>")
+
+
+def test_gitops_wiring_outside_cluster_folders_is_listed() -> None:
+    before = CompiledSide("a", {"gpu-east": _report()}, {"gpu-east/x.yaml": "1"})
+    after = CompiledSide("b", {"gpu-east": _report()}, {"gpu-east/x.yaml": "1",
+                                                        "argocd/gpu-east.application.yaml": "app"})
+    diff = diff_sides(before, after)
+    assert diff.has_changes and diff.other_files.added == ["argocd/gpu-east.application.yaml"]
+    assert "+ out/argocd/gpu-east.application.yaml" in render_diff(diff, "markdown")
+    assert json.loads(render_diff(diff, "json"))["otherFiles"]["added"] == ["argocd/gpu-east.application.yaml"]
