@@ -26,9 +26,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Mapping
 
-import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-
 from compiler import codes
 from compiler.errors import Diagnostic, PolicyError
 from compiler.mig.catalogue import Catalogue, GpuModel, load_catalogue
@@ -121,8 +118,9 @@ def _shipped(gpu: GpuModel) -> set[Layout]:
     return {canonical_layout(layout) for layout in gpu.shipped_layouts().values()}
 
 
-def _solve(cost: np.ndarray, integrality: np.ndarray, bounds: Bounds,
-           constraints: list[LinearConstraint], node_limit: int | None):
+def _solve(cost, integrality, bounds, constraints, node_limit: int | None):
+    from scipy.optimize import milp
+
     options = {"presolve": True}
     if node_limit is not None:
         options["node_limit"] = node_limit
@@ -155,6 +153,11 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
 
     Raises PolicyError for an unknown model or profile or a bad count. A demand that does not fit
     `gpus_available` is not an exception: the result has feasible=False and a message."""
+    # numpy/scipy are imported here, not at module level: every kueue-policy command imports this
+    # module through the compiler, and scipy.optimize alone costs ~0.7 s of start-up.
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
     cat = catalogue or load_catalogue()
     gpu = validate_demand(model, demand, cat)
     wanted = {n: int(c) for n, c in demand.items() if c}
