@@ -19,7 +19,7 @@ def test_diff_between_two_revisions_as_json(policy_repo: PolicyRepo) -> None:
     _change_beta(policy_repo)
     policy_repo.commit_all("beta changes")
     status_before = git(policy_repo.work, "status", "--porcelain")
-    code, out, err = invoke(policy_repo.work, "diff", "HEAD~1", "HEAD", "--format", "json", subprocess_run=True)
+    code, out, err = invoke(policy_repo.work, "diff", "HEAD~1", "HEAD", "--format", "json")
     assert code == 0, err
     payload = json.loads(out)
     assert payload["base"] == "HEAD~1" and payload["head"] == "HEAD"

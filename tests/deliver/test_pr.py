@@ -116,7 +116,7 @@ def test_bad_token_stops_before_anything_is_pushed(policy_repo: PolicyRepo, stat
         else:
             env = github_env(server)
             server.state.fail_once[("GET", r"/repos/acme/gpu-policy/pulls")] = 403
-        code, out, err = invoke(repo.work, "pr", env=env, subprocess_run=True)
+        code, out, err = invoke(repo.work, "pr", env=env, subprocess_run=status == 401)
         assert code == 3
         assert "KP804" in err and str(status) in err and "Traceback" not in err
         assert "ghs_wrong_token_value" not in out + err
@@ -174,7 +174,7 @@ def test_gitlab_merge_request_is_opened_then_updated(policy_repo: PolicyRepo) ->
     repo = policy_repo
     with StandInForge.gitlab(TOKEN, repo.remote) as server:
         env = {"GITLAB_TOKEN": TOKEN, "CI_PROJECT_ID": "42", "CI_API_V4_URL": server.url}
-        code, out, err = invoke(repo.work, "pr", env=env, subprocess_run=True)
+        code, out, err = invoke(repo.work, "pr", env=env)
         assert code == 0, err
         assert "opened merge request !1" in out
         assert server.state.changes[0]["source_branch"] == BRANCH
@@ -289,7 +289,7 @@ def test_push_with_token_sends_the_token_to_git_only_in_memory(policy_repo: Poli
         git(policy_repo.work, "remote", "add", "forge", url)
         with StandInForge.github(TOKEN, policy_repo.remote) as forge:
             code, out, err = invoke(policy_repo.work, "pr", "--remote", "forge", "--push-with-token",
-                                    env=github_env(forge), subprocess_run=True)
+                                    env=github_env(forge))
             assert forge.state.writes == []
     finally:
         server.shutdown()
