@@ -25,6 +25,7 @@ from typing import Callable
 import git
 
 from compiler import codes
+from compiler.clikit import print_diagnostics
 from compiler.deliver import git_ops, render
 from compiler.deliver.forge import ForgeClient, forge_from_environment
 from compiler.deliver.semantic_diff import CompiledSide, PolicyDiff, diff_sides
@@ -107,6 +108,7 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
     else:
         source = source_at_revision(policy_files, policy_folder)
     result = compile_policy(source)
+    print_diagnostics(result.warnings)
     never = result.never_diagnostics()
     if never and not options.allow_inadmissible:
         raise PolicyError(never)
