@@ -11,8 +11,9 @@ Method (exact, not a heuristic):
 3. integer programs (set multicover, scipy.optimize.milp / HiGHS), solved lexicographically:
    a. fewest GPUs;                                   (the objective; always proven optimal)
    b. with that many GPUs, fewest distinct layouts;  (each is one mig-manager config and label)
-   c. then most GPUs on a config NVIDIA ships (all-balanced, all-<profile>), then fewest
-      surplus instances.
+   c. then most GPUs on a config NVIDIA ships (all-balanced, all-<profile>).
+Layouts are maximal among the demanded profiles (spare instances fill each GPU, so no slice is
+left unconfigured), or a shipped config.
 Steps b and c run under a deterministic branch-and-bound node limit; if it is hit, the best
 solution found is kept and `secondary_proven` is False (the GPU count stays proven).
 """
@@ -156,7 +157,7 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
     # numpy/scipy are imported here, not at module level: every kueue-policy command imports this
     # module through the compiler, and scipy.optimize alone costs ~0.7 s of start-up.
     import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint, linprog
 
     cat = catalogue or load_catalogue()
     gpu = validate_demand(model, demand, cat)
@@ -186,17 +187,29 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
     cover = LinearConstraint(matrix, lb=need, ub=np.inf)
     with _quiet_native_output():
         result = _solve(np.ones(n), np.ones(n), Bounds(0, useful), [cover], None)
-        lp = milp(np.ones(n), integrality=np.zeros(n), bounds=Bounds(0, useful), constraints=[cover])
+        relaxation = linprog(np.ones(n), A_ub=-matrix, b_ub=-need, bounds=(0, None), method="highs")
     if result.status != 0 or result.x is None:     # cannot happen: one instance per GPU always fits
         raise RuntimeError(f"MIG planner: the solver failed ({result.message})")
     best_gpus = int(round(result.fun))
-    bounds["linearRelaxation"] = int(math.ceil(lp.fun - 1e-7)) if lp.status == 0 else 0
+    bounds["linearRelaxation"] = int(math.ceil(relaxation.fun - 1e-7)) if relaxation.status == 0 else 0
     lower = max(bounds.values())
     solution = np.round(result.x).astype(int)
 
+    # Reduced-cost fixing (exact): with LP duals d >= 0 and reduced costs r = 1 - d.A >= 0, every
+    # cover x satisfies sum(x) >= d.need + r.x, so a plan with best_gpus GPUs has
+    # r_L * x_L <= best_gpus - LP for each layout. Layouts with a larger reduced cost cannot
+    # appear in any optimal plan; the others get a tighter bound. This keeps (b) and (c) small.
+    caps = np.minimum(useful, float(best_gpus))
+    if relaxation.status == 0:
+        duals = -np.asarray(relaxation.ineqlin.marginals)
+        reduced = 1.0 - duals @ matrix
+        slack = best_gpus - relaxation.fun + 1e-7
+        for i in range(n):
+            if reduced[i] > 1e-9:
+                caps[i] = min(caps[i], math.floor(slack / reduced[i]))
+
     # (b) fewest distinct layouts with exactly best_gpus GPUs: x_L <= useful_L * y_L.
     proven = True
-    caps = np.minimum(useful, float(best_gpus))
     link = LinearConstraint(np.hstack([np.eye(n), -np.diag(caps)]), lb=-np.inf, ub=0)
     cover2 = LinearConstraint(np.hstack([matrix, np.zeros_like(matrix)]), lb=need, ub=np.inf)
     total = LinearConstraint(np.hstack([np.ones((1, n)), np.zeros((1, n))]), lb=best_gpus, ub=best_gpus)
@@ -212,22 +225,22 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
         candidate = np.round(second.x[:n]).astype(int)
         if np.count_nonzero(candidate) <= np.count_nonzero(solution):
             solution = candidate
-        # (c) with that many distinct layouts: most GPUs on shipped configs, then least surplus.
-        distinct = LinearConstraint(np.concatenate([np.zeros(n), np.ones(n)])[None, :],
-                                    lb=-np.inf, ub=best_distinct)
-        sizes = matrix.sum(axis=0)
-        weight = float(sizes.max() * best_gpus + 1)   # one GPU off a shipped config outweighs surplus
-        third_cost = np.concatenate([
-            np.array([(0.0 if layouts[i] in shipped else weight) + sizes[i] for i in range(n)]),
-            np.zeros(n)])
-        with _quiet_native_output():
-            third = _solve(third_cost, integrality, var_bounds, [cover2, total, link, distinct],
-                           SECONDARY_NODE_LIMIT)
-        if third.x is not None and third.status in (0, 1):
-            proven &= third.status == 0
-            solution = np.round(third.x[:n]).astype(int)
-        else:
-            proven = False
+        # (c) with that many distinct layouts: most GPUs on configs NVIDIA ships. Skipped when
+        # (b) already puts every GPU on one (nothing to improve).
+        off_shipped = np.array([0.0 if layouts[i] in shipped else 1.0 for i in range(n)])
+        if float(off_shipped @ solution) > 0:
+            distinct = LinearConstraint(np.concatenate([np.zeros(n), np.ones(n)])[None, :],
+                                        lb=-np.inf, ub=best_distinct)
+            with _quiet_native_output():
+                third = _solve(np.concatenate([off_shipped, np.zeros(n)]), integrality, var_bounds,
+                               [cover2, total, link, distinct], SECONDARY_NODE_LIMIT)
+            if third.x is not None and third.status in (0, 1):
+                proven &= third.status == 0
+                candidate = np.round(third.x[:n]).astype(int)
+                if float(off_shipped @ candidate) <= float(off_shipped @ solution):
+                    solution = candidate
+            else:
+                proven = False
     else:
         proven = False
 
