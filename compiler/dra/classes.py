@@ -83,7 +83,8 @@ def _model_test(model: str, catalogue: Catalogue) -> str:
 
     Catalogue models with known NVML names match them exactly. Other names (non-MIG GPUs such as
     L40S, or models whose NVML name the sources did not give) match when every part of the name,
-    memory size parts excepted, appears in the lower-cased productName: L40S -> 'l40s'."""
+    memory size parts excepted, appears as a whole word in the lower-cased productName
+    (L40S matches "NVIDIA L40S"; L4 does not)."""
     attribute = f"device.attributes[{_cel_string(NVIDIA_DRIVER)}].productName"
     gpu = catalogue.model(model)
     if gpu is not None and gpu.product_names:
@@ -94,7 +95,9 @@ def _model_test(model: str, catalogue: Catalogue) -> str:
     tokens = [t for t in _dns_part(model).split("-") if t and not re.fullmatch(r"\d+gb", t)]
     if not tokens:
         tokens = [_dns_part(model)]
-    return " && ".join(f"{attribute}.lowerAscii().contains({_cel_string(t)})" for t in tokens)
+    return " && ".join(
+        f"{attribute}.lowerAscii().matches({_cel_string('(^|[^a-z0-9])' + t + '([^a-z0-9]|$)')})"
+        for t in tokens)
 
 
 def gpu_selector(models: str | Sequence[str], catalogue: Catalogue | None = None) -> str:

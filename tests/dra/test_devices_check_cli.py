@@ -40,7 +40,7 @@ def test_all_match(compiled_out):
                      "--format", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["ok"] is True and report["devices"] == 25
+    assert report["ok"] is True and report["devices"] == 29
     classes = {c["name"]: c["matching"] for c in report["deviceClasses"]}
     assert classes == {"a100-80gb-3g-40gb.mig.kueue-policy.io": 2, "h100-80gb-1g-10gb.mig.kueue-policy.io": 2,
                        "h100-80gb-3g-40gb.mig.kueue-policy.io": 3, "h100-80gb.gpu.kueue-policy.io": 16}

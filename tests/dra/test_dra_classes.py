@@ -49,7 +49,9 @@ def test_gpu_class_selects_whole_gpus_of_the_model(devices):
     assert h100["apiVersion"] == "resource.k8s.io/v1" and h100["kind"] == "DeviceClass"
     assert _count(h100, devices) == 16          # not the MIG devices, not the A100, not the channel
     assert _count(gpu_device_class("A100-80GB"), devices) == 0
-    assert _count(gpu_device_class("L40S"), devices) == 0     # non-catalogue name: productName match
+    assert _count(gpu_device_class("L40S"), devices) == 4     # non-catalogue name: productName match
+    assert _count(gpu_device_class("L4"), devices) == 0       # whole words: L4 is not L40S
+    assert _count(gpu_device_class("Ada-L40S-48GB"), devices) == 0   # every word must appear
 
 
 def test_mig_class_selects_profile_and_model(devices):
