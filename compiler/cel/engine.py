@@ -19,7 +19,7 @@ import contextlib
 import io
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import cel
 from cel import stdlib as cel_stdlib
@@ -170,14 +170,18 @@ def compile_expression(expression: str) -> Program:
     return Program(expression, compiled, functions, variables, string_literals(expression))
 
 
-def evaluate(program: Program | str, variables: Mapping[str, Any] | None = None) -> Any:
-    """Evaluate with the Kubernetes functions; Quantity/Semver values are converted both ways.
+def make_context(variables: Mapping[str, Any] | None, programs: Iterable[Program] = ()) -> Any:
+    """A reusable evaluation context for many programs over the same variables (e.g. one device
+    checked against every DeviceClass): building a context costs more than executing in it.
+    Only the functions the programs call are registered (the library converts each registered
+    function on every execution)."""
+    names = set().union(*(program.functions for program in programs)) if programs else set(FUNCTIONS)
+    needed = {name: FUNCTIONS[name] for name in names if name in FUNCTIONS}
+    return cel.Context(variables={k: to_cel(v) for k, v in (variables or {}).items()}, functions=needed)
 
-    Raises CelEvaluationError with the reason (missing key, no such overload, bad quantity...)."""
-    if isinstance(program, str):
-        program = compile_expression(program)
-    context = cel.Context(variables={k: to_cel(v) for k, v in (variables or {}).items()},
-                          functions=FUNCTIONS)
+
+def execute(program: Program, context: Any) -> Any:
+    """Run a compiled program in a context from make_context; errors as in evaluate()."""
     try:
         # The library echoes a failing Python function's exception on sys.stderr; the error
         # raised here carries the same text, so keep the terminal clean.
@@ -194,3 +198,12 @@ def evaluate(program: Program | str, variables: Mapping[str, Any] | None = None)
         text = text.split(". Check")[0].split(". CEL does not coerce")[0]
         raise CelEvaluationError(program.source, text) from None
     return to_python(result)
+
+
+def evaluate(program: Program | str, variables: Mapping[str, Any] | None = None) -> Any:
+    """Evaluate with the Kubernetes functions; Quantity/Semver values are converted both ways.
+
+    Raises CelEvaluationError with the reason (missing key, no such overload, bad quantity...)."""
+    if isinstance(program, str):
+        program = compile_expression(program)
+    return execute(program, make_context(variables, [program]))

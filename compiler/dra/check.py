@@ -12,10 +12,12 @@ is caught at review time instead of as a pod pending forever.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from compiler import codes
 from compiler.cel.device import device_variable_for
-from compiler.cel.engine import CelError, CelEvaluationError, Program, compile_expression, evaluate
+from compiler.cel.engine import (CelError, CelEvaluationError, Program, compile_expression, execute,
+                                 make_context)
 from compiler.dra.inventory import (DeviceClassSpec, InventoryDevice, Manifests, Selector)
 from compiler.errors import Diagnostic, PolicyError, Severity
 
@@ -72,11 +74,21 @@ def _compile(selectors: tuple[Selector, ...], subject: str,
     return programs
 
 
-def _matches(programs: list[tuple[Program, Selector]], device: InventoryDevice,
+def _device_contexts(devices: list[InventoryDevice], programs: list[Program]) -> dict[int, Any]:
+    """One evaluation context per device, shared by every selector (building a context costs
+    more than evaluating in it). The device gets an empty map for every string literal of every
+    selector that is not one of its domains (Kubernetes: unknown domain -> empty map)."""
+    literals = Program("", None, frozenset(), frozenset(),
+                       tuple(sorted({lit for p in programs for lit in p.string_literals})))
+    return {id(device): make_context({"device": device_variable_for(device.variable, literals)}, programs)
+            for device in devices}
+
+
+def _matches(programs: list[tuple[Program, Selector]], device: InventoryDevice, contexts: dict[int, Any],
              failures: list[tuple[Selector, str]]) -> bool:
     for program, selector in programs:
         try:
-            result = evaluate(program, {"device": device_variable_for(device.variable, program)})
+            result = execute(program, contexts[id(device)])
         except CelEvaluationError as error:
             failures.append((selector, f"device {device.key}: {error.reason}"))
             return False
@@ -90,9 +102,10 @@ def _matches(programs: list[tuple[Program, Selector]], device: InventoryDevice,
 
 def _report(kind: str, name: str, request: str | None, device_class: str, requested: int | None,
             programs: list[tuple[Program, Selector]], devices: list[InventoryDevice],
-            diagnostics: list[Diagnostic], position, subject: str) -> tuple[MatchReport, list[InventoryDevice]]:
+            contexts: dict[int, Any], diagnostics: list[Diagnostic],
+            subject: str) -> tuple[MatchReport, list[InventoryDevice]]:
     failures: list[tuple[Selector, str]] = []
-    matched = [d for d in devices if _matches(programs, d, failures)]
+    matched = [d for d in devices if _matches(programs, d, contexts, failures)]
     if failures:
         selector, reason = failures[0]
         more = f" (and {len(failures) - 1} more device(s))" if len(failures) > 1 else ""
@@ -119,6 +132,9 @@ def check_devices(manifests: Manifests, devices: list[InventoryDevice]) -> Check
                 compile_errors)
     if compile_errors:
         raise PolicyError(compile_errors)
+    every_program = [p for programs in (*class_programs.values(), *request_programs.values())
+                     for p, _ in programs]
+    contexts = _device_contexts(devices, every_program)
 
     diagnostics: list[Diagnostic] = list(manifests.warnings)
     classes: dict[str, DeviceClassSpec] = {c.name: c for c in manifests.device_classes}
@@ -127,7 +143,7 @@ def check_devices(manifests: Manifests, devices: list[InventoryDevice]) -> Check
     for name in sorted(classes):
         spec = classes[name]
         report, matched = _report("DeviceClass", name, None, name, None, class_programs[name], devices,
-                                  diagnostics, spec.position, f"DeviceClass {name}")
+                                  contexts, diagnostics, f"DeviceClass {name}")
         class_reports.append(report)
         class_matches[name] = matched
         if not matched:
@@ -148,8 +164,8 @@ def check_devices(manifests: Manifests, devices: list[InventoryDevice]) -> Check
             report, matched = _report("ResourceClaimTemplate", template.qualified_name, request.name,
                                       request.device_class, request.count,
                                       request_programs[(template.qualified_name, request.name)],
-                                      class_matches[request.device_class], diagnostics,
-                                      request.position, subject)
+                                      class_matches[request.device_class], contexts, diagnostics,
+                                      subject)
             claim_reports.append(report)
             if request.allocation_mode == "All":
                 continue
