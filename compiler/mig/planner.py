@@ -11,7 +11,8 @@ Method (exact, not a heuristic):
 3. integer programs (set multicover, scipy.optimize.milp / HiGHS), solved lexicographically:
    a. fewest GPUs;                                   (the objective; always proven optimal)
    b. with that many GPUs, fewest distinct layouts;  (each is one mig-manager config and label)
-   c. then most GPUs on a config NVIDIA ships (all-balanced, all-<profile>).
+   c. then most GPUs on a config NVIDIA ships (all-balanced, all-<profile>), searched among the
+      layouts of b's plan and the shipped configs (a tie-break, kept cheap).
 Layouts are maximal among the demanded profiles (spare instances fill each GPU, so no slice is
 left unconfigured), or a shipped config.
 Steps b and c run under a deterministic branch-and-bound node limit; if it is hit, the best
@@ -24,6 +25,7 @@ import contextlib
 import math
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -58,6 +60,8 @@ class PlanResult:
     gpus_available: int | None = None
     bounds: dict[str, int] = field(default_factory=dict)   # each lower bound by name
     secondary_proven: bool = True          # fewest distinct layouts / shipped preference proven
+    # Seconds from the call to the proven GPU optimum (benchmarks); never part of the output.
+    optimum_seconds: float = field(default=0.0, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         out = {"gpus": self.gpus, "layouts": [layout.to_dict() for layout in self.layouts],
@@ -156,6 +160,7 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
     `gpus_available` is not an exception: the result has feasible=False and a message."""
     # numpy/scipy are imported here, not at module level: every kueue-policy command imports this
     # module through the compiler, and scipy.optimize alone costs ~0.7 s of start-up.
+    started = time.perf_counter()
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, linprog
 
@@ -191,6 +196,7 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
     if result.status != 0 or result.x is None:     # cannot happen: one instance per GPU always fits
         raise RuntimeError(f"MIG planner: the solver failed ({result.message})")
     best_gpus = int(round(result.fun))
+    optimum_seconds = time.perf_counter() - started
     bounds["linearRelaxation"] = int(math.ceil(relaxation.fun - 1e-7)) if relaxation.status == 0 else 0
     lower = max(bounds.values())
     solution = np.round(result.x).astype(int)
@@ -227,12 +233,16 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
             solution = candidate
         # (c) with that many distinct layouts: most GPUs on configs NVIDIA ships. Skipped when
         # (b) already puts every GPU on one (nothing to improve).
+        # The search is over the layouts of (b)'s plan plus the shipped configs: a tie-break
+        # among equally good plans, kept small so that it never dominates the run time.
         off_shipped = np.array([0.0 if layouts[i] in shipped else 1.0 for i in range(n)])
         if float(off_shipped @ solution) > 0:
             distinct = LinearConstraint(np.concatenate([np.zeros(n), np.ones(n)])[None, :],
                                         lb=-np.inf, ub=best_distinct)
+            allowed = np.array([1.0 if solution[i] or layouts[i] in shipped else 0.0 for i in range(n)])
+            third_bounds = Bounds(np.zeros(2 * n), np.concatenate([caps * allowed, allowed]))
             with _quiet_native_output():
-                third = _solve(np.concatenate([off_shipped, np.zeros(n)]), integrality, var_bounds,
+                third = _solve(np.concatenate([off_shipped, np.zeros(n)]), integrality, third_bounds,
                                [cover2, total, link, distinct], SECONDARY_NODE_LIMIT)
             if third.x is not None and third.status in (0, 1):
                 proven &= third.status == 0
@@ -254,7 +264,7 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
         f"the MIG demand needs {best_gpus} {model} GPUs (lower bound {lower}), "
         f"only {gpus_available} available")
     return PlanResult(model, dict(sorted(wanted.items())), best_gpus, plan, lower, feasible,
-                      message, gpus_available, bounds, proven)
+                      message, gpus_available, bounds, proven, optimum_seconds)
 
 
 def first_fit_decreasing(model: str, demand: Mapping[str, int],
