@@ -172,3 +172,11 @@ def test_build_by_gpu_access():
     with pytest.raises(PolicyError) as error:
         build_dra_objects("dra-claims", "1.33", devices)
     assert error.value.diagnostics[0].code == "KP706"
+
+
+def test_same_input_same_objects():
+    devices = {"b": [("H100-80GB", "3g.40gb"), ("H100-80GB", None)], "a": [("A100-80GB", "1g.10gb+me")]}
+    reordered = {"a": [("A100-80GB", "1g.10gb+me")], "b": [("H100-80GB", None), ("H100-80GB", "3g.40gb")]}
+    first = build_dra_objects("dra-claims", "1.34", devices).all_objects()
+    assert build_dra_objects("dra-claims", "1.34", reordered).all_objects() == first
+    assert repr(first) == repr(build_dra_objects("dra-claims", "1.34", devices).all_objects())
