@@ -62,8 +62,20 @@ def _amount(value: str | None) -> Fraction | None:
     return None if value is None else parse_quantity(value)
 
 
-def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster, exclude: str) -> dict[tuple[str, str], Fraction]:
-    """Per (flavor, resource): what the rest of the cluster could lend when idle."""
+def _lendable_by_team(build: BuildResult) -> dict[str, dict[tuple[str, str], Fraction]]:
+    """Per team, per (flavor, resource): what that team lends to its cohort when idle."""
+    result: dict[str, dict[tuple[str, str], Fraction]] = {}
+    for team, flavors in build.quota.items():
+        own = result.setdefault(team, {})
+        for flavor, resources in flavors.items():
+            for resource, quota in resources.items():
+                amount = _amount(quota["lendingLimit"]) if quota["lendingLimit"] is not None else _amount(quota["nominal"])
+                own[(flavor, resource)] = amount or Fraction(0)
+    return result
+
+
+def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster) -> dict[tuple[str, str], Fraction]:
+    """Per (flavor, resource): what the whole cluster (root shared quota + every team) can lend."""
     lendable: dict[tuple[str, str], Fraction] = {}
     for built in build.objects:
         if built.kind == "Cohort" and built.name == cluster.root_cohort:
@@ -72,14 +84,9 @@ def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster, exclude: str)
                     for resource in flavor["resources"]:
                         key = (flavor["name"], resource["name"])
                         lendable[key] = lendable.get(key, Fraction(0)) + parse_quantity(resource["nominalQuota"])
-    for team, flavors in build.quota.items():
-        if team == exclude:
-            continue
-        for flavor, resources in flavors.items():
-            for resource, quota in resources.items():
-                amount = _amount(quota["lendingLimit"]) if quota["lendingLimit"] is not None else _amount(quota["nominal"])
-                key = (flavor, resource)
-                lendable[key] = lendable.get(key, Fraction(0)) + (amount or Fraction(0))
+    for own in _lendable_by_team(build).values():
+        for key, amount in own.items():
+            lendable[key] = lendable.get(key, Fraction(0)) + amount
     return lendable
 
 
@@ -88,7 +95,9 @@ def _show(resource: str, value: Fraction) -> str:
 
 
 def judge_workload(cluster: ResolvedCluster, team: ResolvedTeam, workload: ResolvedWorkload,
-                   build: BuildResult, placement: Placement) -> Verdict:
+                   build: BuildResult, placement: Placement,
+                   lendable: dict[tuple[str, str], Fraction]) -> Verdict:
+    """`lendable`: what cohort-mates (everyone but this team) can lend, per (flavor, resource)."""
     spec = workload.spec
     catalogue = load_catalogue()
     name = spec.name
@@ -118,7 +127,6 @@ def judge_workload(cluster: ResolvedCluster, team: ResolvedTeam, workload: Resol
     else:
         pools = team.flavor_pools
     quotas = build.quota.get(team.name, {})
-    lendable = _cohort_lendable(build, cluster, team.name)
     best_shortfall: str | None = None
     borrowing_flavor: str | None = None
     for pool in pools:
@@ -161,5 +169,12 @@ def judge_workload(cluster: ResolvedCluster, team: ResolvedTeam, workload: Resol
 
 
 def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) -> list[Verdict]:
-    return [judge_workload(cluster, team, workload, build, placement)
-            for team in cluster.teams for workload in team.workloads]
+    total = _cohort_lendable(build, cluster)
+    own = _lendable_by_team(build)
+    verdicts = []
+    for team in cluster.teams:
+        if not team.workloads:
+            continue
+        others = {key: amount - own.get(team.name, {}).get(key, Fraction(0)) for key, amount in total.items()}
+        verdicts.extend(judge_workload(cluster, team, workload, build, placement, others) for workload in team.workloads)
+    return verdicts

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from ruamel.yaml import YAML
+import yaml
 
 from compiler.dra.classes import build_dra_objects, default_kueue_configuration, kueue_config_patch
 from compiler.errors import SourcePosition
@@ -72,6 +72,8 @@ class BuildResult:
     resource_classes: dict[str, list[str]] = field(default_factory=dict)
 
 
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
@@ -84,7 +86,9 @@ def _environment() -> jinja2.Environment:
 
 def render_template(template: str, **context: Any) -> dict[str, Any]:
     text = _environment().get_template(template).render(**context)
-    return YAML(typ="safe", pure=True).load(text)
+    # libyaml's loader: templates are our own text, positions are not needed, and this is the hot
+    # path of a 1,000-team compile (ruamel's pure-Python parser is ~20x slower here).
+    return yaml.load(text, Loader=yaml.CSafeLoader)
 
 
 @dataclass

@@ -12,7 +12,6 @@ Rules (the rendered-manifests pattern reviewers rely on):
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -20,8 +19,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping
 
-from ruamel.yaml import YAML
-from ruamel.yaml.scalarstring import LiteralScalarString
+import yaml
 
 from compiler.errors import EnvironmentFailure, PolicyError, Diagnostic, SourcePosition
 from compiler import codes
@@ -47,25 +45,26 @@ def canonical(obj: Any, key: str | None = None) -> Any:
         return {k: canonical(obj[k], k) for k in order}
     if isinstance(obj, list):
         return [canonical(item) for item in obj]
-    if isinstance(obj, str) and "\n" in obj:
-        # Embedded files (ConfigMap data) read as themselves, not as one escaped line.
-        return LiteralScalarString(obj)
     return obj
 
 
-def _yaml() -> YAML:
-    yaml = YAML(typ="rt", pure=True)
-    yaml.default_flow_style = False
-    yaml.width = 4096  # never fold long strings (CEL expressions, descriptions): stable diffs
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.explicit_start = False
-    return yaml
+class _Dumper(yaml.CSafeDumper):
+    """libyaml's emitter: fast and byte-stable; lists are written as `kubectl get -o yaml` does."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str):
+    # Embedded files (ConfigMap data) read as themselves, not as one escaped line.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def dump_yaml(obj: Any) -> str:
-    stream = io.StringIO()
-    _yaml().dump(canonical(obj), stream)
-    return stream.getvalue()
+    # width: never fold long strings (CEL expressions, descriptions), so diffs stay one line.
+    return yaml.dump(canonical(obj), Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True, width=1_000_000, indent=2)
 
 
 def dump_documents(objects: Iterable[Any]) -> str:
