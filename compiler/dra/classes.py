@@ -141,9 +141,11 @@ def mig_device_class(model: str, profile: str, *, extended_resource_name: str | 
     """DeviceClass selecting MIG devices of `profile` on `model`. Raises PolicyError when the
     model or profile is unknown (profile names are per model)."""
     cat = catalogue or load_catalogue()
-    if cat.profile(model, profile) is None:
+    found = cat.profile(model, profile)
+    if found is None:
         code = codes.MIG_UNKNOWN_MODEL if cat.model(model) is None else codes.MIG_UNKNOWN_PROFILE
         raise PolicyError([Diagnostic(code, cat.describe_unknown_profile(model, profile))])
+    profile = found.name      # nvidia-smi spelling, as the driver publishes `profile`
     return _device_class(mig_class_name(model, profile), mig_selector(model, profile, cat),
                          {MODEL_ANNOTATION: model, PROFILE_ANNOTATION: profile}, extended_resource_name)
 
@@ -165,10 +167,11 @@ def extended_resource_device_classes(gpu_models: Iterable[str],
                                      annotations, GPU_RESOURCE))
     by_profile: dict[str, set[str]] = {}
     for model, profile in mig_profiles:
-        if cat.profile(model, profile) is None:
+        found = cat.profile(model, profile)
+        if found is None:
             code = codes.MIG_UNKNOWN_MODEL if cat.model(model) is None else codes.MIG_UNKNOWN_PROFILE
             raise PolicyError([Diagnostic(code, cat.describe_unknown_profile(model, profile))])
-        by_profile.setdefault(profile, set()).add(model)
+        by_profile.setdefault(found.name, set()).add(model)
     for profile in sorted(by_profile):
         resource = mig_resource_name(profile)
         users = sorted(by_profile[profile])

@@ -83,6 +83,18 @@ class GpuModel:
         return layouts
 
 
+def canonical_profile_name(name: str) -> str:
+    """nvidia-smi spelling of a profile written as a resource or config name:
+    `nvidia.com/mig-1g.10gb.me` / `mig-1g.10gb.me` / `1g.10gb.me` -> `1g.10gb+me`."""
+    text = str(name).strip()
+    for prefix in ("nvidia.com/mig-", "mig-"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    if text.endswith(".me"):
+        text = text[: -len(".me")] + "+me"
+    return text
+
+
 def mig_resource_name(profile_name: str) -> str:
     """`nvidia.com/mig-<profile>` with `+` written as `.`, as the device plugin names it."""
     return f"nvidia.com/mig-{profile_name.replace('+', '.')}"
@@ -91,13 +103,20 @@ def mig_resource_name(profile_name: str) -> str:
 @dataclass(frozen=True)
 class Catalogue:
     models: Mapping[str, GpuModel] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)   # upper-cased alias -> model name
 
     def model(self, name: str) -> GpuModel | None:
-        return self.models.get(name)
+        """The model by its catalogue name, or by an alias / different case (h100-sxm5-80gb)."""
+        if name in self.models:
+            return self.models[name]
+        canonical = self.aliases.get(str(name).upper())
+        return self.models.get(canonical) if canonical else None
 
     def profile(self, model: str, profile: str) -> MigProfile | None:
-        gpu = self.models.get(model)
-        return gpu.profiles.get(profile) if gpu else None
+        gpu = self.model(model)
+        if gpu is None:
+            return None
+        return gpu.profiles.get(profile) or gpu.profiles.get(canonical_profile_name(profile))
 
     def models_with_profile(self, profile: str) -> list[str]:
         """Models that have a profile of this name (to explain 'a profile of another model')."""
@@ -108,7 +127,7 @@ class Catalogue:
 
         Smallest = fewest memory slices, then fewest compute slices (the least GPU taken away
         from others). Media-extension profiles are never chosen: only one fits per GPU."""
-        gpu = self.models.get(model)
+        gpu = self.model(model)
         if gpu is None:
             return None
         fitting = [p for p in gpu.profiles.values()
@@ -119,14 +138,14 @@ class Catalogue:
 
     def describe_unknown_profile(self, model: str, profile: str) -> str:
         """A message for a profile the model lacks, naming the models that do have it."""
-        gpu = self.models.get(model)
+        gpu = self.model(model)
         if gpu is None:
             return f"unknown GPU model {model!r}; known MIG-capable models: {', '.join(sorted(self.models))}"
-        others = [m for m in self.models_with_profile(profile) if m != model]
-        text = f"MIG profile {profile!r} does not exist on {model}"
+        others = [m for m in self.models_with_profile(profile) if m != gpu.name]
+        text = f"MIG profile {profile!r} does not exist on {gpu.name}"
         if others:
             text += f" (it is a profile of {', '.join(others)})"
-        return text + f"; {model} profiles: {', '.join(sorted(gpu.profiles))}"
+        return text + f"; {gpu.name} profiles: {', '.join(sorted(gpu.profiles))}"
 
 
 def _nominal_gb(profile_name: str) -> int:
@@ -185,4 +204,9 @@ def load_catalogue(path: Path | str | None = None) -> Catalogue:
     data = YAML(typ="safe").load(source.read_text(encoding="utf-8"))
     geometries = data["geometries"]
     models = {name: _build_model(name, raw, geometries) for name, raw in data["models"].items()}
-    return Catalogue(models=models)
+    aliases: dict[str, str] = {name.upper(): name for name in models}
+    for name, raw in data["models"].items():
+        for alias in raw.get("aliases") or ():
+            if aliases.setdefault(str(alias).upper(), name) != name:
+                raise ValueError(f"catalogue: alias {alias} names two models")
+    return Catalogue(models=models, aliases=aliases)

@@ -74,7 +74,7 @@ def plan_mig(model: str, demand: tuple[str, ...], gpus_available: int | None,
         emit_json(payload)
     else:
         status = "optimal" if result.feasible else "DOES NOT FIT"
-        click.echo(f"{model}: {result.gpus} GPU(s), lower bound {result.lower_bound} ({status})")
+        click.echo(f"{result.model}: {result.gpus} GPU(s), lower bound {result.lower_bound} ({status})")
         for layout, entry in zip(result.layouts, payload["layouts"]):
             click.echo(f"  {layout.count:>4} x {describe_layout(layout.profiles)}  [{entry['config']}]")
         if not result.secondary_proven:

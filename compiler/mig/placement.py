@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 from typing import Iterable, Mapping
 
-from compiler.mig.catalogue import Catalogue, GpuModel, MigProfile, load_catalogue
+from compiler.mig.catalogue import (Catalogue, GpuModel, MigProfile, canonical_profile_name,
+                                    load_catalogue)
 
 Layout = tuple[tuple[str, int], ...]   # canonical, hashable form: sorted (profile, count) pairs
 
@@ -78,6 +79,8 @@ def check_layout(model: GpuModel | str, profiles: Mapping[str, int],
     if gpu is None:
         return [f"unknown GPU model {model!r}; MIG-capable models: {', '.join(sorted(cat.models))}"]
     problems: list[str] = []
+    profiles = {name if name in gpu.profiles else canonical_profile_name(name): count
+                for name, count in profiles.items()}
     for name, count in sorted(profiles.items()):
         if name not in gpu.profiles:
             problems.append(cat.describe_unknown_profile(gpu.name, name))

@@ -31,7 +31,7 @@ from typing import Mapping
 
 from compiler import codes
 from compiler.errors import Diagnostic, PolicyError
-from compiler.mig.catalogue import Catalogue, GpuModel, load_catalogue
+from compiler.mig.catalogue import Catalogue, GpuModel, canonical_profile_name, load_catalogue
 from compiler.mig.placement import (Layout, canonical_layout, feasible_layouts, find_placement,
                                     maximal_layouts)
 
@@ -86,7 +86,7 @@ def validate_demand(model: str, demand: Mapping[str, int],
                                       f"{', '.join(sorted(cat.models))}")])
     problems = []
     for name, count in sorted(demand.items()):
-        if name not in gpu.profiles:
+        if cat.profile(gpu.name, name) is None:
             problems.append(Diagnostic(codes.MIG_UNKNOWN_PROFILE, cat.describe_unknown_profile(model, name)))
         elif isinstance(count, bool) or not isinstance(count, int) or count < 0:
             problems.append(Diagnostic(codes.MIG_BAD_DEMAND,
@@ -94,6 +94,17 @@ def validate_demand(model: str, demand: Mapping[str, int],
     if problems:
         raise PolicyError(problems)
     return gpu
+
+
+def canonical_demand(gpu: GpuModel, demand: Mapping[str, int]) -> dict[str, int]:
+    """Demand keyed by the nvidia-smi profile names (`mig-1g.10gb.me` -> `1g.10gb+me`), zero
+    counts dropped, counts of two spellings of one profile added."""
+    result: dict[str, int] = {}
+    for name, count in demand.items():
+        key = name if name in gpu.profiles else canonical_profile_name(name)
+        if count:
+            result[key] = result.get(key, 0) + int(count)
+    return dict(sorted(result.items()))
 
 
 def lower_bounds(gpu: GpuModel, demand: Mapping[str, int]) -> dict[str, int]:
@@ -166,7 +177,8 @@ def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None =
 
     cat = catalogue or load_catalogue()
     gpu = validate_demand(model, demand, cat)
-    wanted = {n: int(c) for n, c in demand.items() if c}
+    wanted = canonical_demand(gpu, demand)
+    model = gpu.name
     if gpus_available is not None and gpus_available < 0:
         raise PolicyError([Diagnostic(codes.MIG_BAD_DEMAND, f"--gpus must be >= 0, got {gpus_available}")])
     bounds = lower_bounds(gpu, wanted)
@@ -273,6 +285,7 @@ def first_fit_decreasing(model: str, demand: Mapping[str, int],
     where it still fits (checked by placement), else a new GPU. Not optimal."""
     cat = catalogue or load_catalogue()
     gpu = validate_demand(model, demand, cat)
+    demand = canonical_demand(gpu, demand)
     order = sorted((n for n, c in demand.items() if c),
                    key=lambda n: (-gpu.profiles[n].memory_slices, -gpu.profiles[n].compute_slices, n))
     gpus: list[dict[str, int]] = []

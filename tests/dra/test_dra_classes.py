@@ -180,3 +180,9 @@ def test_same_input_same_objects():
     first = build_dra_objects("dra-claims", "1.34", devices).all_objects()
     assert build_dra_objects("dra-claims", "1.34", reordered).all_objects() == first
     assert repr(first) == repr(build_dra_objects("dra-claims", "1.34", devices).all_objects())
+
+
+def test_profile_spellings_resolve_to_the_driver_name():
+    device_class = mig_device_class("H100-80GB", "mig-1g.10gb.me")
+    assert device_class["metadata"]["name"] == "h100-80gb-1g-10gb-me.mig.kueue-policy.io"
+    assert "profile == '1g.10gb+me'" in device_class["spec"]["selectors"][0]["cel"]["expression"]

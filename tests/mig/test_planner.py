@@ -131,3 +131,14 @@ def test_optimal_on_a30(demand):
     result = plan_mig("A30-24GB", demand)
     _assert_valid(result, "A30-24GB", demand)
     assert result.gpus == minimum_gpus(gpu, demand)
+
+
+def test_aliases_and_resource_style_profile_names():
+    result = plan_mig("h100-sxm5-80gb", {"nvidia.com/mig-3g.40gb": 2, "mig-1g.10gb.me": 1, "1g.10gb": 3})
+    assert result.model == "H100-80GB"
+    assert result.demand == {"1g.10gb": 3, "1g.10gb+me": 1, "3g.40gb": 2}
+    assert result.gpus == 2
+    assert check_layout("H100-SXM5-80GB", {"1g.10gb.me": 1, "3g.40gb": 1}) == []
+    assert CATALOGUE.model("h200") is CATALOGUE.model("H200-141GB")
+    with pytest.raises(PolicyError):
+        plan_mig("H100", {"1g.10gb": 1})      # ambiguous (80/94/96 GB): not an alias
