@@ -239,7 +239,32 @@ def _is_semver_text(text: Any, normalize: bool = False) -> bool:
         return False
 
 
+def _includes(values: Any, item: Any) -> bool:
+    if not isinstance(values, list):
+        raise CelFunctionError(f"includes: expected a list attribute, got {describe_value(values)}")
+    return item in values
+
+
+def _find(text: Any, pattern: Any) -> str:
+    if not isinstance(text, str) or not isinstance(pattern, str):
+        raise CelFunctionError("find: expected string.find(string)")
+    match = re.search(pattern, text)
+    return match.group(0) if match else ""
+
+
+def _find_all(text: Any, pattern: Any, limit: int = -1) -> list[str]:
+    if not isinstance(text, str) or not isinstance(pattern, str):
+        raise CelFunctionError("findAll: expected string.findAll(string)")
+    found = [m.group(0) for m in re.finditer(pattern, text)]
+    return found if limit < 0 else found[:limit]
+
+
 KUBERNETES_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    # DRAListTypeAttributes (1.36+): list-valued attributes
+    "includes": _includes,
+    # Kubernetes regex library
+    "find": _find,
+    "findAll": _find_all,
     "quantity": lambda text: Quantity.parse(text).tagged(),
     "isQuantity": _is_quantity_text,
     "compareTo": lambda a, b: _compare("compareTo", a, b),

@@ -138,3 +138,9 @@ def test_compare_to_matches_exact_arithmetic(a, sa, b, sb):
 def test_semver_order_is_numeric(a, b):
     left, right = ".".join(map(str, a)), ".".join(map(str, b))
     assert evaluate(f"semver('{left}').compareTo(semver('{right}'))") == (a > b) - (a < b)
+
+
+def test_list_attribute_and_regex_helpers():
+    assert evaluate("xs.includes('b') && !xs.includes('z')", {"xs": ["a", "b"]}) is True
+    assert evaluate("'gpu-12-mig'.find('[0-9]+') == '12'") is True
+    assert evaluate("'a1b22c333'.findAll('[0-9]+') == ['1', '22', '333']") is True
