@@ -5,9 +5,22 @@ POLICY.md's definitions:
   borrowing   can only run while cohort-mates lend idle quota;
   never       Kueue would never admit it (or admit it and the pods would never start).
 
-Structural reasons (a pod bigger than any node, a gang over MIG slices, a resource no flavor
-covers) are decided here; quota questions are decided by a quota calculation over the built
-ClusterQueues: per flavor, since Kueue assigns one flavor to all of a pod set's resources.
+Structural reasons Kueue does not see (a pod bigger than any node: Kueue admits it and the pods
+wait forever; a gang over MIG slices, which have no NVLink between them) are decided here. Quota
+questions are decided by the admission engine (compiler.evaluator), on the emitted objects:
+
+  idle       the team's ClusterQueue, with everything the rest of the cluster can lend (the root
+             cohort's shared quota plus every other team's lendable guarantee) available to it;
+  contended  the team's ClusterQueue alone: every other team uses all of its guarantee and the
+             shared quota is taken.
+
+  guaranteed = admitted in the contended world;  borrowing = admitted only in the idle one;
+  never = not admitted even in the idle world (with Kueue's own reason).
+
+Folding the rest of the cluster into one root quota is exact for what the compiler emits: the
+declared cohorts carry no quota and no limits, so every lendable unit reaches every team. It keeps
+each question small: every declared workload gets a private copy of its team's queue, and all of
+them are decided in two engine runs.
 """
 
 from __future__ import annotations
@@ -15,7 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.build import CPU, MEMORY, BuildResult
+from compiler.build import CPU, MEMORY, BuildResult, instance_share
+from compiler.evaluator import evaluate, load_manifests
 from compiler.mig.catalogue import load_catalogue, mig_resource_name
 from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.plan import Placement
@@ -40,21 +54,18 @@ class Verdict:
 def pod_request(cluster: ResolvedCluster, workload: ResolvedWorkload, pool: ResolvedPool | None) -> dict[str, Fraction]:
     """What one replica asks for; cpu/memory default to the share that comes with its GPUs."""
     spec = workload.spec
-    per_gpu_cpu = parse_quantity(cluster.spec.resourcesPerGpu.cpu)
-    per_gpu_memory = parse_quantity(cluster.spec.resourcesPerGpu.memory)
     request: dict[str, Fraction] = {}
-    equivalents = Fraction(0)
+    cpu = memory = Fraction(0)
     if spec.gpus:
         request[GPU_RESOURCE] = Fraction(spec.gpus)
-        equivalents = Fraction(spec.gpus)
+        cpu = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.cpu)
+        memory = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.memory)
     elif spec.mig is not None:
         request[mig_resource_name(spec.mig)] = Fraction(1)
-        gpu = load_catalogue().model(pool.spec.gpu) if pool is not None else None
-        profile = gpu.profile(spec.mig) if gpu else None
-        if profile is not None:
-            equivalents = Fraction(profile.compute_slices, gpu.compute_slices)
-    request[CPU] = parse_quantity(spec.cpu) if spec.cpu is not None else equivalents * per_gpu_cpu
-    request[MEMORY] = parse_quantity(spec.memory) if spec.memory is not None else equivalents * per_gpu_memory
+        if pool is not None:
+            cpu, memory = instance_share(cluster, pool, spec.mig)
+    request[CPU] = parse_quantity(spec.cpu) if spec.cpu is not None else cpu
+    request[MEMORY] = parse_quantity(spec.memory) if spec.memory is not None else memory
     return {k: v for k, v in request.items() if v > 0}
 
 
@@ -74,7 +85,8 @@ def _lendable_by_team(build: BuildResult) -> dict[str, dict[tuple[str, str], Fra
     return result
 
 
-def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster) -> dict[tuple[str, str], Fraction]:
+def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster,
+                     own: dict[str, dict[tuple[str, str], Fraction]]) -> dict[tuple[str, str], Fraction]:
     """Per (flavor, resource): what the whole cluster (root shared quota + every team) can lend."""
     lendable: dict[tuple[str, str], Fraction] = {}
     for built in build.objects:
@@ -84,8 +96,8 @@ def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster) -> dict[tuple
                     for resource in flavor["resources"]:
                         key = (flavor["name"], resource["name"])
                         lendable[key] = lendable.get(key, Fraction(0)) + parse_quantity(resource["nominalQuota"])
-    for own in _lendable_by_team(build).values():
-        for key, amount in own.items():
+    for team_lends in own.values():
+        for key, amount in team_lends.items():
             lendable[key] = lendable.get(key, Fraction(0)) + amount
     return lendable
 
@@ -94,87 +106,157 @@ def _show(resource: str, value: Fraction) -> str:
     return format_quantity(value, binary=resource == MEMORY)
 
 
-def judge_workload(cluster: ResolvedCluster, team: ResolvedTeam, workload: ResolvedWorkload,
-                   build: BuildResult, placement: Placement,
-                   lendable: dict[tuple[str, str], Fraction]) -> Verdict:
-    """`lendable`: what cohort-mates (everyone but this team) can lend, per (flavor, resource)."""
+def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement: Placement) -> tuple[str | None, list[ResolvedPool]]:
+    """A reason Kueue cannot see why the workload can never run, and the pools it may use."""
     spec = workload.spec
     catalogue = load_catalogue()
-    name = spec.name
-
-    def never(reason: str) -> Verdict:
-        return Verdict(team.name, name, NEVER, reason)
-
     if spec.mig is not None and spec.gang:
-        return never("gang workloads cannot run on MIG slices: MIG instances have no NVLink or "
-                     "peer-to-peer path between them")
+        return ("gang workloads cannot run on MIG slices: MIG instances have no NVLink or "
+                "peer-to-peer path between them"), []
     if spec.gpus:
-        pools = team.gpu_pools
-        if not pools:
-            return never("the team accepts no whole-GPU pool")
-        fitting = [p for p in pools if p.spec.gpusPerNode >= spec.gpus]
+        if not team.gpu_pools:
+            return "the team accepts no whole-GPU pool", []
+        fitting = [p for p in team.gpu_pools if p.spec.gpusPerNode >= spec.gpus]
         if not fitting:
-            largest = max(p.spec.gpusPerNode for p in pools)
-            return never(f"each pod asks for {spec.gpus} GPUs but the largest node of the pools the team accepts "
-                         f"has {largest}; Kueue would admit it and the pods would wait forever")
-        pools = fitting
-    elif spec.mig is not None:
+            largest = max(p.spec.gpusPerNode for p in team.gpu_pools)
+            return (f"each pod asks for {spec.gpus} GPUs but the largest node of the pools the team accepts "
+                    f"has {largest}; Kueue would admit it and the pods would wait forever"), []
+        return None, fitting
+    if spec.mig is not None:
         pools = [p for p in team.mig_pools
                  if catalogue.profile(p.spec.gpu, spec.mig) is not None
                  and spec.mig in (placement.mig_plans[p.name].instances() if p.name in placement.mig_plans else {})]
         if not pools:
-            return never(f"no MIG pool the team accepts is cut into {spec.mig} instances")
-    else:
-        pools = team.flavor_pools
-    quotas = build.quota.get(team.name, {})
-    best_shortfall: str | None = None
-    borrowing_flavor: str | None = None
-    for pool in pools:
-        request = {r: v * spec.replicas for r, v in pod_request(cluster, workload, pool).items()}
-        flavor_quota = quotas.get(pool.flavor, {})
-        if any(r not in flavor_quota for r in request):
-            continue
-        nominal_fits = all(request[r] <= _amount(flavor_quota[r]["nominal"]) for r in request)
-        if nominal_fits:
-            return Verdict(team.name, name, GUARANTEED,
-                           f"fits the team's guaranteed quota on flavor {pool.flavor}", pool.flavor)
-        if team.cohort is None:
-            short = next(r for r in request if request[r] > _amount(flavor_quota[r]["nominal"]))
-            best_shortfall = best_shortfall or (
-                f"needs {_show(short, request[short])} {short} on flavor {pool.flavor}, the team is guaranteed "
-                f"{flavor_quota[short]['nominal']} and has no cohort to borrow from")
-            continue
-        fits_with_borrowing = True
-        for resource, amount in request.items():
-            nominal = _amount(flavor_quota[resource]["nominal"])
-            limit = _amount(flavor_quota[resource]["borrowingLimit"])
-            available = lendable.get((pool.flavor, resource), Fraction(0))
-            most = nominal + (available if limit is None else min(limit, available))
-            if amount > most:
-                fits_with_borrowing = False
-                if best_shortfall is None:
-                    detail = (f"{flavor_quota[resource]['nominal']} guaranteed + "
-                              + (f"{flavor_quota[resource]['borrowingLimit']} burst" if limit is not None and limit <= available
-                                 else f"{_show(resource, available)} the cohort can lend"))
-                    best_shortfall = (f"needs {_show(resource, amount)} {resource} on one flavor; flavor {pool.flavor} "
-                                      f"offers at most {_show(resource, most)} ({detail})")
-                break
-        if fits_with_borrowing and borrowing_flavor is None:
-            borrowing_flavor = pool.flavor
-    if borrowing_flavor is not None:
-        return Verdict(team.name, name, BORROWING,
-                       f"exceeds the team's guarantee; runs on flavor {borrowing_flavor} only while cohort-mates "
-                       "lend idle quota", borrowing_flavor)
-    return never(best_shortfall or "no flavor of the team's ClusterQueue covers what it asks for")
+            return f"no MIG pool the team accepts is cut into {spec.mig} instances", []
+        return None, pools
+    return None, team.flavor_pools
+
+
+def _quota_resources(flavors: dict[str, dict[str, Fraction]], covered: list[str]) -> list[dict]:
+    return [{"name": flavor, "resources": [{"name": r, "nominalQuota": _show(r, amounts.get(r, Fraction(0)))}
+                                           for r in covered]}
+            for flavor, amounts in flavors.items()]
+
+
+class _Universes:
+    """Private copies of team queues, each with one declared workload, for one engine run."""
+
+    def __init__(self, cluster: ResolvedCluster, build: BuildResult, contended: bool,
+                 total: dict[tuple[str, str], Fraction], own: dict[str, dict[tuple[str, str], Fraction]]):
+        self.cluster = cluster
+        self.build = build
+        self.contended = contended
+        self.objects: list[dict] = []
+        self.api = cluster.kueue_api_version
+        self.cohort_field = "cohortName" if self.api.endswith("v1beta2") else "cohort"
+        by_kind: dict[str, list[dict]] = {}
+        for built in build.objects:
+            by_kind.setdefault(built.kind, []).append(built.obj)
+        self.queues = {obj["metadata"]["name"]: obj for obj in by_kind.get("ClusterQueue", [])}
+        self.objects += by_kind.get("ResourceFlavor", []) + by_kind.get("WorkloadPriorityClass", [])
+        namespaces = sorted({ns for team in cluster.teams for ns in team.namespaces})
+        self.objects += [{"apiVersion": "v1", "kind": "Namespace",
+                          "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
+                         for ns in namespaces]
+        self.total = total
+        self.own = own
+        self.count = 0
+
+    def add(self, team: ResolvedTeam, workload: ResolvedWorkload, pools: list[ResolvedPool]) -> str:
+        """Add one universe; returns the workload's "ns/name"."""
+        index = self.count
+        self.count += 1
+        name = f"kueue-policy-check-{index}"
+        original = self.queues[team.name]
+        # Shallow copies: the engine only reads the resource groups, which stay shared.
+        spec = {k: v for k, v in original["spec"].items()}
+        queue = {"apiVersion": original["apiVersion"], "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+        spec.pop("cohortName", None)
+        spec.pop("cohort", None)
+        if team.cohort is not None:
+            spec[self.cohort_field] = name
+            covered = spec["resourceGroups"][0]["coveredResources"] if spec.get("resourceGroups") else []
+            group = {"covered": covered, "flavors": {}}
+            if not self.contended and covered:
+                own = self.own.get(team.name, {})
+                for flavor in (f["name"] for f in spec["resourceGroups"][0]["flavors"]):
+                    group["flavors"][flavor] = {r: self.total.get((flavor, r), Fraction(0)) - own.get((flavor, r), Fraction(0))
+                                                for r in covered}
+            cohort: dict = {"apiVersion": self.api, "kind": "Cohort", "metadata": {"name": name}, "spec": {}}
+            if group["flavors"]:
+                cohort["spec"]["resourceGroups"] = [{"coveredResources": covered,
+                                                     "flavors": _quota_resources(group["flavors"], covered)}]
+            self.objects.append(cohort)
+        self.objects.append(queue)
+        namespace = team.namespaces[0]
+        self.objects.append({"apiVersion": self.api, "kind": "LocalQueue",
+                             "metadata": {"name": name, "namespace": namespace}, "spec": {"clusterQueue": name}})
+        request = pod_request(self.cluster, workload, pools[0] if pools else None)
+        workload_spec: dict = {
+            "queueName": name,
+            "priority": workload.priority_value,
+            "podSets": [{"name": "main", "count": workload.spec.replicas, "template": {"spec": {"containers": [{
+                "name": "main", "resources": {"requests": {r: _show(r, v) for r, v in sorted(request.items())}}}]}}}],
+        }
+        if workload.priority is not None:
+            if self.api.endswith("v1beta2"):
+                workload_spec["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                                     "name": workload.priority}
+            else:
+                workload_spec["priorityClassName"] = workload.priority
+                workload_spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass"
+        self.objects.append({"apiVersion": self.api, "kind": "Workload",
+                             "metadata": {"name": name, "namespace": namespace,
+                                          "creationTimestamp": "2026-01-01T00:00:00Z"},
+                             "spec": workload_spec})
+        return f"{namespace}/{name}"
+
+    def run(self):
+        return evaluate(load_manifests(self.objects))
+
+
+def _flavor_of(outcome) -> str | None:
+    flavors = sorted({f for per in outcome.assignment.values() for f in per.values()})
+    return ", ".join(flavors) if flavors else None
 
 
 def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) -> list[Verdict]:
-    total = _cohort_lendable(build, cluster)
     own = _lendable_by_team(build)
-    verdicts = []
+    total = _cohort_lendable(build, cluster, own)
+    idle = _Universes(cluster, build, False, total, own)
+    contended = _Universes(cluster, build, True, total, own)
+    pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, str | None]] = []
     for team in cluster.teams:
-        if not team.workloads:
+        for workload in team.workloads:
+            reason, pools = _structural_never(team, workload, placement)
+            if reason is not None:
+                pending.append((team, workload, reason, None, None))
+                continue
+            pending.append((team, workload, None, idle.add(team, workload, pools),
+                            contended.add(team, workload, pools)))
+    idle_result = idle.run() if idle.count else None
+    contended_result = contended.run() if contended.count else None
+    verdicts = []
+    for team, workload, reason, idle_key, contended_key in pending:
+        name = workload.spec.name
+        if reason is not None:
+            verdicts.append(Verdict(team.name, name, NEVER, reason))
             continue
-        others = {key: amount - own.get(team.name, {}).get(key, Fraction(0)) for key, amount in total.items()}
-        verdicts.extend(judge_workload(cluster, team, workload, build, placement, others) for workload in team.workloads)
+        free = idle_result.workload(idle_key)
+        if free.status != "admitted":
+            verdicts.append(Verdict(team.name, name, NEVER,
+                                    free.reason or "Kueue would not admit it even on an idle cluster"))
+            continue
+        busy = contended_result.workload(contended_key)
+        if busy.status == "admitted" and not busy.borrowing:
+            flavor = _flavor_of(busy)
+            verdicts.append(Verdict(team.name, name, GUARANTEED,
+                                    f"admitted from the team's own quota on flavor {flavor}, even with every "
+                                    "other team using its guarantee", flavor))
+        else:
+            flavor = _flavor_of(free)
+            code = f" ({busy.reason_code})" if busy.reason_code else ""
+            verdicts.append(Verdict(team.name, name, BORROWING,
+                                    f"admitted on flavor {flavor} only while cohort-mates lend idle quota: it needs "
+                                    f"more than the team's own quota{code}", flavor))
     return verdicts

@@ -11,6 +11,7 @@ to report an API-server refusal at the user's line, emit writes it into the file
 from __future__ import annotations
 
 import functools
+import math
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -99,6 +100,29 @@ class FlavorQuota:
     lending_limit: Fraction | None = None
 
 
+def round_cpu(value: Fraction) -> Fraction:
+    """Up to the next milli-CPU: Kubernetes' finest CPU unit."""
+    return Fraction(math.ceil(value * 1000), 1000)
+
+
+def round_memory(value: Fraction) -> Fraction:
+    """Up to the next whole MiB: exact bytes of 3/7 of 128Gi are unreadable."""
+    mib = 2**20
+    return Fraction(math.ceil(value / mib) * mib)
+
+
+def instance_share(cluster: ResolvedCluster, pool: ResolvedPool, profile: str) -> tuple[Fraction, Fraction]:
+    """The cpu and memory that come with one MIG instance: its compute slices' share of a GPU's
+    resourcesPerGpu, rounded up (POLICY.md: compute slices / 7)."""
+    gpu = load_catalogue().model(pool.spec.gpu)
+    mig_profile = gpu.profile(profile) if gpu else None
+    if mig_profile is None:
+        return Fraction(0), Fraction(0)
+    share = Fraction(mig_profile.compute_slices, gpu.compute_slices)
+    return (round_cpu(share * parse_quantity(cluster.spec.resourcesPerGpu.cpu)),
+            round_memory(share * parse_quantity(cluster.spec.resourcesPerGpu.memory)))
+
+
 def _fmt(resource: str, value: Fraction | None) -> str | None:
     if value is None:
         return None
@@ -142,16 +166,18 @@ class ClusterBuilder:
                      | {mig_resource_name(p) for team in self.cluster.teams for p in team.mig})
         return [CPU, MEMORY, GPU_RESOURCE, *mig]
 
-    def share(self, pool: ResolvedPool, profile: str) -> Fraction:
-        """The fraction of one GPU's cpu/memory allowance that one MIG instance brings."""
-        gpu = self.catalogue.model(pool.spec.gpu)
-        mig_profile = gpu.profile(profile) if gpu else None
-        if mig_profile is None:
-            return Fraction(0)
-        return Fraction(mig_profile.compute_slices, gpu.compute_slices)
+    def _cpu_memory(self, pool: ResolvedPool, gpus: int, mig: dict[str, int]) -> tuple[Fraction, Fraction]:
+        """cpu and memory that come with whole GPUs and MIG instances on this pool.
 
-    def _gpu_equivalents(self, pool: ResolvedPool, gpus: int, mig: dict[str, int]) -> Fraction:
-        return Fraction(gpus) + sum((self.share(pool, p) * n for p, n in mig.items()), Fraction(0))
+        An instance's share is rounded up once, per instance, exactly as a pod asking for one
+        instance gets it by default: N such pods then fit N instances' quota to the milli-CPU."""
+        cpu = Fraction(gpus) * self.cpu_per_gpu
+        memory = Fraction(gpus) * self.memory_per_gpu
+        for profile, count in mig.items():
+            instance_cpu, instance_memory = instance_share(self.cluster, pool, profile)
+            cpu += instance_cpu * count
+            memory += instance_memory * count
+        return cpu, memory
 
     def _flavor_resources(self, quotas: dict[str, FlavorQuota]) -> list[dict[str, Any]]:
         return [{"name": resource,
@@ -183,13 +209,13 @@ class ClusterBuilder:
                 free = {p: max(0, n - guaranteed.get(p, 0)) for p, n in have.items()}
                 for profile, count in free.items():
                     quotas[mig_resource_name(profile)] = FlavorQuota(Fraction(count))
-                equivalents = self._gpu_equivalents(pool, 0, free)
+                cpu, memory = self._cpu_memory(pool, 0, free)
             else:
                 free_gpus = max(0, pool.gpus - self.placement.guaranteed_on(pool.name))
                 quotas[GPU_RESOURCE] = FlavorQuota(Fraction(free_gpus))
-                equivalents = Fraction(free_gpus)
-            quotas[CPU] = FlavorQuota(equivalents * self.cpu_per_gpu)
-            quotas[MEMORY] = FlavorQuota(equivalents * self.memory_per_gpu)
+                cpu, memory = self._cpu_memory(pool, free_gpus, {})
+            quotas[CPU] = FlavorQuota(cpu)
+            quotas[MEMORY] = FlavorQuota(memory)
             flavors.append({"name": pool.flavor, "resources": self._flavor_resources(quotas)})
         fair = self._fair_weight(1.0)
         obj = render_template("kueue/cohort.yaml.j2", api_version=self.api_version, name=self.cluster.root_cohort,
@@ -244,7 +270,7 @@ class ClusterBuilder:
                 quotas[GPU_RESOURCE] = FlavorQuota(Fraction(nominal_gpus),
                                                    None if burst is None else Fraction(burst),
                                                    None if lend_gpus is None else Fraction(lend_gpus))
-                equivalents = Fraction(nominal_gpus)
+                cpu, memory = self._cpu_memory(pool, nominal_gpus, {})
                 lend_equivalents = None if lend_gpus is None else Fraction(lend_gpus)
             else:
                 gpu_model = self.catalogue.model(pool.spec.gpu)
@@ -253,13 +279,13 @@ class ClusterBuilder:
                     per_gpu = mig_profile.max_count if mig_profile else 1
                     quotas[mig_resource_name(profile)] = FlavorQuota(
                         Fraction(mig.get(profile, 0)), None if burst is None else Fraction(burst * per_gpu))
-                equivalents = self._gpu_equivalents(pool, 0, mig)
+                cpu, memory = self._cpu_memory(pool, 0, mig)
                 lend_equivalents = None
             burst_equivalents = None if burst is None else Fraction(burst)
-            quotas[CPU] = FlavorQuota(equivalents * self.cpu_per_gpu,
+            quotas[CPU] = FlavorQuota(cpu,
                                       None if burst_equivalents is None else burst_equivalents * self.cpu_per_gpu,
                                       None if lend_equivalents is None else lend_equivalents * self.cpu_per_gpu)
-            quotas[MEMORY] = FlavorQuota(equivalents * self.memory_per_gpu,
+            quotas[MEMORY] = FlavorQuota(memory,
                                          None if burst_equivalents is None else burst_equivalents * self.memory_per_gpu,
                                          None if lend_equivalents is None else lend_equivalents * self.memory_per_gpu)
             result[pool.flavor] = quotas

@@ -268,8 +268,3 @@ def plan(cluster: ResolvedCluster, sink: DiagnosticSink) -> Placement:
     placement.gpus = _place_gpus(cluster, sink)
     _place_mig(cluster, placement, sink)
     return placement
-
-
-def share_of_gpu(profile_compute_slices: int, model_compute_slices: int) -> Fraction:
-    """The fraction of a GPU's CPU/memory allowance that comes with one MIG instance."""
-    return Fraction(profile_compute_slices, model_compute_slices)
