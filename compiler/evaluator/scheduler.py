@@ -118,6 +118,10 @@ class Engine:
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
+        # Victims evicted in the last cycle: they re-enter their queue only after the preemptor
+        # had its next cycle (in a cluster the victim's pods must terminate first).
+        self._returning: list[WorkloadInfo] = []
+        self.converged = True
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies)
@@ -368,8 +372,11 @@ class Engine:
             info = self.queues[name].pop()
             if info is not None:
                 heads.append((info, name))
+        returning, self._returning = self._returning, []
+        self._evicted_now: list[WorkloadInfo] = []
         if not heads:
-            return False
+            self._return_evicted(returning)
+            return bool(returning)
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
         for info, cq_name in heads:
@@ -402,7 +409,9 @@ class Engine:
             if entry.status == "admitted":
                 continue
             changed |= self._requeue(entry)
-        return changed
+        self._return_evicted(returning)
+        self._returning = self._evicted_now
+        return changed or bool(returning) or bool(self._returning)
 
     def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
         info = entry.info
@@ -527,11 +536,17 @@ class Engine:
                          f"{HUMAN_REASONS[reason]}; preemptor path: {self.nodes[entry.cq].path()}; "
                          f"preemptee path: {node.path()}")
         victim.preempted_by = preemptor.key
+        self._evicted_now.append(victim)
+
+    def _return_evicted(self, victims: list[WorkloadInfo]) -> None:
         # An evicted workload goes back to its queue (if it still resolves to an active CQ).
-        target_cq, code, _ = self._resolve_queue(victim.workload)
-        if not code and target_cq in self.queues:
-            victim.cluster_queue = target_cq
-            self.queues[target_cq].push(victim)
+        for victim in victims:
+            if victim.holds_quota:
+                continue
+            target_cq, code, _ = self._resolve_queue(victim.workload)
+            if not code and target_cq in self.queues:
+                victim.cluster_queue = target_cq
+                self.queues[target_cq].push(victim)
 
     def _requeue(self, entry: _Entry) -> bool:
         info = entry.info
@@ -563,11 +578,15 @@ class Engine:
         queue.inadmissible[info.key] = info
         return True
 
-    def run(self, cycles: int | None = None, limit: int = 1_000_000) -> None:
+    def run(self, cycles: int | None = None, limit: int | None = None) -> None:
         if cycles is not None:
             for _ in range(cycles):
                 self.run_cycle()
             return
+        # Every workload can be admitted, preempted and readmitted a few times; a cluster that is
+        # still changing after that is cycling (preemption ping-pong) and we stop there.
+        limit = limit if limit is not None else 8 * len(self.infos) + 100
         for _ in range(limit):
             if not self.run_cycle():
                 return
+        self.converged = False

@@ -1,0 +1,140 @@
+"""Benchmark of the admission engine (compiler/evaluator).
+
+Generates a cluster: 500 ClusterQueues in 50 cohorts on two levels (5 roots x 9 children, plus
+the roots themselves), 8 ResourceFlavors (cpu/memory on 4, GPUs on 4), and N pending Workloads
+(default 20,000) with mixed sizes and priorities; some queues preempt within the queue and
+reclaim within the cohort. Runs `evaluate` until quiescent and reports admission decisions per
+second (a decision = one head nominated and processed in a cycle), admissions, cycles, peak RSS,
+and the time ratio of 2N to N workloads.
+
+    .venv/bin/python bench/bench_evaluate.py            # 20k and 40k, 3 runs each, medians
+    .venv/bin/python bench/bench_evaluate.py --one 20000  # one run, JSON line (used internally)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+CPU_FLAVORS = ["cpu-a", "cpu-b", "cpu-c", "cpu-d"]
+GPU_FLAVORS = ["h100", "a100", "l40s", "t4"]
+
+
+def generate(workloads: int, queues: int = 500, seed: int = 7) -> list[dict]:
+    rnd = random.Random(seed)
+    docs: list[dict] = []
+    for flavor in CPU_FLAVORS + GPU_FLAVORS:
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                     "metadata": {"name": flavor}, "spec": {"nodeLabels": {"pool": flavor}}})
+    roots = [f"org-{i}" for i in range(5)]
+    children = [f"{root}-team-{j}" for root in roots for j in range(9)]
+    for root in roots:
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": root},
+                     "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                         {"name": f, "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "16"}]}
+                         for f in GPU_FLAVORS]}]}})
+    for child in children:
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": child},
+                     "spec": {"parentName": child.rsplit("-team-", 1)[0]}})
+    for i in range(queues):
+        cohort = children[i % len(children)]
+        preempting = i % 3 == 0
+        spec = {
+            "cohortName": cohort, "namespaceSelector": {},
+            "queueingStrategy": "BestEffortFIFO",
+            "preemption": {"withinClusterQueue": "LowerPriority" if preempting else "Never",
+                           "reclaimWithinCohort": "Any" if preempting else "Never"},
+            "resourceGroups": [
+                {"coveredResources": ["cpu", "memory"], "flavors": [
+                    {"name": f, "resources": [
+                        {"name": "cpu", "nominalQuota": str(rnd.choice([32, 64, 96])),
+                         **({"borrowingLimit": "32"} if i % 2 else {})},
+                        {"name": "memory", "nominalQuota": f"{rnd.choice([256, 512])}Gi",
+                         **({"lendingLimit": "128Gi"} if i % 4 == 1 else {})}]} for f in CPU_FLAVORS]},
+                {"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                    {"name": f, "resources": [{"name": "nvidia.com/gpu", "nominalQuota": str(rnd.choice([4, 8, 16])),
+                                               **({"lendingLimit": "4"} if i % 5 == 2 else {})}]}
+                    for f in GPU_FLAVORS]},
+            ]}
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                     "metadata": {"name": f"cq-{i:03d}"}, "spec": spec})
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                     "metadata": {"name": "jobs", "namespace": f"ns-{i:03d}"}, "spec": {"clusterQueue": f"cq-{i:03d}"}})
+    for w in range(workloads):
+        gpus = rnd.choice([0, 0, 1, 2, 4, 8])
+        count = rnd.choice([1, 1, 2, 4, 8])
+        requests = {"cpu": str(rnd.choice([1, 2, 4, 8])), "memory": f"{rnd.choice([4, 8, 16, 32])}Gi"}
+        if gpus:
+            requests["nvidia.com/gpu"] = str(gpus)
+        spec = {"containers": [{"name": "main", "resources": {"requests": requests}}]}
+        if rnd.random() < 0.2:
+            spec["nodeSelector"] = {"pool": rnd.choice(GPU_FLAVORS)}
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                     "metadata": {"name": f"wl-{w:06d}", "namespace": f"ns-{rnd.randrange(queues):03d}",
+                                  "creationTimestamp": f"2026-01-{1 + w // 86400 % 28:02d}T{w // 3600 % 24:02d}:"
+                                                       f"{w // 60 % 60:02d}:{w % 60:02d}Z"},
+                     "spec": {"queueName": "jobs", "priority": rnd.choice([0, 0, 10, 100]),
+                              "podSets": [{"name": "main", "count": count, "template": {"spec": spec}}]}})
+    return docs
+
+
+def one(workloads: int) -> dict:
+    from compiler.evaluator import load_manifests
+    from compiler.evaluator.result import EvaluationResult
+    from compiler.evaluator.scheduler import Engine
+
+    docs = generate(workloads)
+    start = time.perf_counter()
+    state = load_manifests(docs)
+    loaded = time.perf_counter()
+    engine = Engine(state)
+    engine.run(None)
+    evaluated = time.perf_counter()
+    result = EvaluationResult(engine)
+    statuses: dict[str, int] = {}
+    for outcome in result.outcomes.values():
+        statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+    return {"workloads": workloads, "load_s": loaded - start, "evaluate_s": evaluated - loaded,
+            "decisions": engine.decisions, "cycles": engine.cycle, "statuses": statuses,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--one", type=int)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20000, 40000])
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one)))
+        return
+    medians = {}
+    for size in args.sizes:
+        runs = []
+        for _ in range(args.runs):
+            out = subprocess.run([sys.executable, __file__, "--one", str(size)], capture_output=True, text=True,
+                                 check=True)
+            runs.append(json.loads(out.stdout))
+        evaluate_s = statistics.median(r["evaluate_s"] for r in runs)
+        last = runs[-1]
+        medians[size] = evaluate_s
+        print(f"{size} workloads: evaluate {evaluate_s:.2f}s (median of {args.runs}), load "
+              f"{statistics.median(r['load_s'] for r in runs):.2f}s, {last['decisions']} decisions in "
+              f"{last['cycles']} cycles = {last['decisions'] / evaluate_s:,.0f} decisions/s, "
+              f"statuses {last['statuses']}, peak RSS {max(r['peak_rss_mib'] for r in runs):.0f} MiB")
+    if len(args.sizes) == 2:
+        a, b = args.sizes
+        print(f"time ratio {b}/{a} workloads: {medians[b] / medians[a]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
