@@ -22,6 +22,8 @@ COHORT_FIELDS = ("parent", "weight")
 PRIORITY_FIELDS = ("value", "default")
 # Verdicts from best to worst: a move to the right is a regression reviewers must see.
 VERDICT_RANK = {"guaranteed": 0, "borrowing": 1, "never": 2}
+# Reports describe the configuration; they are not configuration Kueue reads.
+REPORT_FILES = ("report.json", "REPORT.md")
 
 
 @dataclass(frozen=True)
@@ -313,12 +315,18 @@ def _diff_teams(before: dict, after: dict) -> list[TeamDiff]:
 
 def _warnings(diff: ClusterDiff, files_before: dict[str, str], files_after: dict[str, str]) -> list[str]:
     warnings = []
-    for path in diff.files.changed + diff.files.added + diff.files.removed:
-        text = files_before.get(path, "") + files_after.get(path, "")
-        if "deviceClassMappings" in text:
-            warnings.append(
-                f"`{path}` changes Kueue's deviceClassMappings: Kueue reads its Configuration only "
-                "at start-up, so the kueue-controller-manager must be restarted after this syncs.")
+    config_files = [path for path in sorted(diff.files.changed + diff.files.added + diff.files.removed)
+                    if not path.endswith(REPORT_FILES)
+                    and "deviceClassMappings" in files_before.get(path, "") + files_after.get(path, "")]
+    if config_files:
+        restart_patch = [path for path in diff.files.changed + diff.files.added
+                         if "manager-config-checksum" in files_after.get(path, "")]
+        how = (f"the checksum in `{restart_patch[0]}` rolls the kueue-controller-manager when both are "
+               "synced; if your Kueue installation does not apply that patch, restart it by hand"
+               if restart_patch else "restart the kueue-controller-manager after this syncs")
+        warnings.append(
+            f"Kueue's deviceClassMappings change ({', '.join(f'`{p}`' for p in config_files)}): Kueue "
+            f"reads its Configuration only at start-up, so it must restart: {how}.")
     for change in diff.settings:
         if change.field == "gpuAccess":
             warnings.append(

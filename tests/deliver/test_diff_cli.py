@@ -106,3 +106,17 @@ def test_comment_on_posts_one_sticky_comment(policy_repo: PolicyRepo) -> None:
         assert len(server.state.comments) == 1
         assert server.state.comments[0]["body"].startswith("<!-- kueue-policy:plan scope=all -->")
         assert server.state.violations == []
+
+
+def test_gpu_access_change_warns_that_kueue_restarts(policy_repo: PolicyRepo) -> None:
+    cluster = policy_repo.work / "policies" / "cluster.yaml"
+    text = cluster.read_text()
+    assert "gpuAccess: dra-claims" in text
+    cluster.write_text(text.replace("gpuAccess: dra-claims", "gpuAccess: device-plugin"))
+    code, out, err = invoke(policy_repo.work, "diff", "--format", "json")
+    assert code == 0, err
+    (cluster_diff,) = json.loads(out)["clusters"]
+    assert cluster_diff["settings"] == [{"field": "gpuAccess", "before": "dra-claims", "after": "device-plugin"}]
+    restart = [w for w in cluster_diff["warnings"] if "deviceClassMappings change" in w]
+    assert len(restart) == 1 and "kueue-controller-manager" in restart[0]
+    assert any(path.startswith("gpu-east/dra/") for path in cluster_diff["files"]["removed"])

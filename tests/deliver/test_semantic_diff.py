@@ -105,10 +105,12 @@ def test_device_class_mappings_change_warns_about_kueue_restart_and_mig_plan() -
     after["migPlan"] = {"h100-mig": {"layout": {"3g.40gb": 2}}}
     before["migPlan"] = {"h100-mig": {"layout": {"1g.10gb": 7}}}
     diff = diff_sides(
-        _side("a", before, {"gpu-east/config/kueue-manager-config.yaml": "x: 1\n"}),
-        _side("b", after, {"gpu-east/config/kueue-manager-config.yaml": "deviceClassMappings:\n- name: gpu\n"}))
+        _side("a", before, {"gpu-east/config/kueue-manager-config.yaml": "x: 1\n", "gpu-east/report.json": "{}"}),
+        _side("b", after, {"gpu-east/config/kueue-manager-config.yaml": "deviceClassMappings:\n- name: gpu\n",
+                           "gpu-east/report.json": '{"deviceClassMappings": 1}'}))
     warnings = "\n".join(diff.clusters[0].warnings)
-    assert "must be restarted" in warnings and "gpuAccess changes" in warnings and "MIG plan changes" in warnings
+    assert "restart the kueue-controller-manager" in warnings and warnings.count("deviceClassMappings change") == 1
+    assert "kueue-manager-config.yaml" in warnings and "report.json" not in warnings and "gpuAccess changes" in warnings and "MIG plan changes" in warnings
     assert diff.clusters[0].mig_plan.after == {"h100-mig": {"layout": {"3g.40gb": 2}}}
 
 
