@@ -60,10 +60,10 @@ def pod_request(cluster: ResolvedCluster, workload: ResolvedWorkload, pool: Reso
         request[GPU_RESOURCE] = Fraction(spec.gpus)
         cpu = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.cpu)
         memory = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.memory)
-    elif spec.mig is not None:
-        request[mig_resource_name(spec.mig)] = Fraction(1)
+    elif workload.mig is not None:
+        request[mig_resource_name(workload.mig)] = Fraction(1)
         if pool is not None:
-            cpu, memory = instance_share(cluster, pool, spec.mig)
+            cpu, memory = instance_share(cluster, pool, workload.mig)
     request[CPU] = parse_quantity(spec.cpu) if spec.cpu is not None else cpu
     request[MEMORY] = parse_quantity(spec.memory) if spec.memory is not None else memory
     return {k: v for k, v in request.items() if v > 0}
@@ -110,7 +110,7 @@ def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement:
     """A reason Kueue cannot see why the workload can never run, and the pools it may use."""
     spec = workload.spec
     catalogue = load_catalogue()
-    if spec.mig is not None and spec.gang:
+    if workload.mig is not None and spec.gang:
         return ("gang workloads cannot run on MIG slices: MIG instances have no NVLink or "
                 "peer-to-peer path between them"), []
     if spec.gpus:
@@ -122,12 +122,12 @@ def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement:
             return (f"each pod asks for {spec.gpus} GPUs but the largest node of the pools the team accepts "
                     f"has {largest}; Kueue would admit it and the pods would wait forever"), []
         return None, fitting
-    if spec.mig is not None:
+    if workload.mig is not None:
         pools = [p for p in team.mig_pools
-                 if catalogue.profile(p.spec.gpu, spec.mig) is not None
-                 and spec.mig in (placement.mig_plans[p.name].instances() if p.name in placement.mig_plans else {})]
+                 if catalogue.profile(p.spec.gpu, workload.mig) is not None
+                 and workload.mig in (placement.mig_plans[p.name].instances() if p.name in placement.mig_plans else {})]
         if not pools:
-            return f"no MIG pool the team accepts is cut into {spec.mig} instances", []
+            return f"no MIG pool the team accepts is cut into {workload.mig} instances", []
         return None, pools
     return None, team.flavor_pools
 
@@ -259,4 +259,13 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
             verdicts.append(Verdict(team.name, name, BORROWING,
                                     f"admitted on flavor {flavor} only while cohort-mates lend idle quota: it needs "
                                     f"more than the team's own quota{code}", flavor))
-    return verdicts
+    return [_with_chosen_profile(v, team, workload) for v, (team, workload, *_) in zip(verdicts, pending)]
+
+
+def _with_chosen_profile(verdict: Verdict, team: ResolvedTeam, workload: ResolvedWorkload) -> Verdict:
+    """Say which MIG profile a `gpuMemory` request became: reviewers need to see that choice."""
+    if workload.spec.gpuMemory is None or workload.mig is None:
+        return verdict
+    return Verdict(verdict.team, verdict.workload, verdict.verdict,
+                   f"one {workload.mig} instance per replica for {workload.spec.gpuMemory} of GPU memory; "
+                   + verdict.reason, verdict.flavor)

@@ -324,7 +324,7 @@ class ClusterBuilder:
     def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
         """(model, MIG profile or None) pairs the team's namespaces may request."""
         devices = {(pool.spec.gpu, None) for pool in team.gpu_pools}
-        profiles = set(team.mig) | {w.spec.mig for w in team.workloads if w.spec.mig}
+        profiles = set(team.mig) | {w.mig for w in team.workloads if w.mig}
         for pool in team.mig_pools:
             for profile in profiles:
                 if self.catalogue.profile(pool.spec.gpu, profile) is not None:

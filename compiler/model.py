@@ -56,6 +56,8 @@ class ResolvedWorkload:
     index: int
     priority: str | None
     priority_value: int
+    # The MIG profile one replica asks for: `mig` as written, or the one chosen for `gpuMemory`.
+    mig: str | None = None
 
 
 @dataclass

@@ -163,20 +163,24 @@ class DeclaredWorkload(Strict):
     replicas: Annotated[StrictInt, Field(ge=1, le=100_000)] = 1
     gpus: Annotated[StrictInt, Field(ge=0, le=64)] | None = None
     mig: Annotated[str, Field(min_length=1, max_length=32)] | None = None
+    # GPU memory one replica needs: mapped to the smallest MIG profile whose *real* memory covers it.
+    gpuMemory: str | None = None
     cpu: str | None = None
     memory: str | None = None
     priority: DnsLabel | None = None
     gang: StrictBool = False
 
-    _quantities = field_validator("cpu", "memory", mode="before")(
+    _quantities = field_validator("cpu", "memory", "gpuMemory", mode="before")(
         lambda cls, v: None if v is None else _quantity(v))
 
     @model_validator(mode="after")
     def _asks_for_something(self) -> "DeclaredWorkload":
-        if self.gpus is not None and self.mig is not None:
-            raise ValueError("a workload asks for whole GPUs (gpus) or one MIG instance (mig), not both")
-        if not self.gpus and self.mig is None and self.cpu is None and self.memory is None:
-            raise ValueError("a workload must ask for gpus, a mig instance, or cpu/memory")
+        asked = [name for name in ("gpus", "mig", "gpuMemory") if getattr(self, name) is not None]
+        if len(asked) > 1:
+            raise ValueError(f"a workload asks for whole GPUs (gpus), one MIG instance (mig) or GPU memory "
+                             f"(gpuMemory), not {' and '.join(asked)}")
+        if not self.gpus and self.mig is None and self.gpuMemory is None and self.cpu is None and self.memory is None:
+            raise ValueError("a workload must ask for gpus, a mig instance, gpuMemory, or cpu/memory")
         return self
 
 

@@ -15,6 +15,7 @@ from compiler.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
 from compiler.model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.policy import Preemption
+from compiler.quantity import parse_quantity
 from compiler.validate import Located, ValidatedPolicy
 
 
@@ -165,6 +166,17 @@ def _accepted_pools(team: Located, cluster: ResolvedCluster, sink: DiagnosticSin
     return sorted(accepted, key=preference)
 
 
+def _profile_for_memory(amount: str, mig_pools: list[ResolvedPool], catalogue) -> str | None:
+    """The smallest profile, on the first MIG pool (in preference order) that has one, whose real
+    usable memory covers `amount` (profile names overstate memory: 1g.10gb holds 9.75 GiB)."""
+    gib = float(parse_quantity(amount)) / 2**30
+    for pool in mig_pools:
+        profile = catalogue.smallest_profile_for_memory(pool.spec.gpu, gib)
+        if profile is not None:
+            return profile.name
+    return None
+
+
 def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: DiagnosticSink) -> None:
     spec = team.model.spec
     name = team.model.metadata.name
@@ -252,8 +264,18 @@ def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: Dia
         check_priority(workload.priority, "spec", "workloads", index, "priority")
         if workload.mig is not None:
             check_profile(workload.mig, "spec", "workloads", index, "mig")
+        profile = workload.mig
+        if workload.gpuMemory is not None:
+            profile = _profile_for_memory(workload.gpuMemory, mig_pools, catalogue)
+            if profile is None:
+                gib = float(parse_quantity(workload.gpuMemory)) / 2**30
+                sink.error(codes.UNKNOWN_MIG_PROFILE,
+                           f"no MIG profile of the MIG pools team '{name}' accepts has {gib:g} GiB of usable memory"
+                           + (f" (models: {', '.join(sorted(set(mig_models)))})" if mig_models else
+                              "; the team accepts no MIG pool"),
+                           team.position("spec", "workloads", index, "gpuMemory"))
         wl_priority = workload.priority or priority
-        workloads.append(ResolvedWorkload(workload, index, wl_priority, cluster.priority_value(wl_priority)))
+        workloads.append(ResolvedWorkload(workload, index, wl_priority, cluster.priority_value(wl_priority), profile))
 
     preemption: Preemption = spec.preemption or cspec.preemption
     cluster.teams.append(ResolvedTeam(

@@ -120,3 +120,27 @@ def test_fixed_layout_that_cannot_be_placed_is_refused(tmp_path):
     result = run_cli("validate", str(policies))
     assert result.returncode == 1
     assert "cluster.yaml:15:12: error[KP704]" in result.stderr, result.stderr
+
+
+def test_gpu_memory_maps_to_the_smallest_profile_that_really_holds_it(tmp_path):
+    # 1g.10gb holds under 10 GiB, so 12 GiB needs a 20gb-class instance: 1g.20gb (fewest slices).
+    body = ("namespaces: [a]\nmig: {1g.20gb: 2}\n"
+            "workloads:\n  - {name: small, replicas: 2, gpuMemory: 12Gi}\n  - {name: tiny, replicas: 1, gpuMemory: 8Gi}")
+    folder = compile_ok(tmp_path, MIG_CLUSTER, team("a", body))
+    report = json.loads((folder / "report.json").read_text())
+    verdicts = {w["name"]: w for w in report["workloads"]}
+    assert verdicts["small"]["verdict"] == "guaranteed" and verdicts["small"]["flavor"] == "mig"
+    policies = write_policy(tmp_path / "big", {"cluster.yaml": MIG_CLUSTER, "a.yaml": team(
+        "a", "namespaces: [a]\nworkloads:\n  - {name: huge, gpuMemory: 100Gi}")})
+    result = run_cli("validate", str(policies))
+    assert result.returncode == 1
+    assert "a.yaml:9:" in result.stderr and "error[KP307]" in result.stderr and "100 GiB" in result.stderr
+
+
+def test_gpu_memory_choice_uses_real_memory_not_the_name(tmp_path):
+    from compiler.mig.catalogue import load_catalogue
+    catalogue = load_catalogue()
+    chosen = catalogue.smallest_profile_for_memory("H100-80GB", 12)
+    assert chosen.name == "1g.20gb"
+    # 10 GiB is more than a "1g.10gb" really has.
+    assert catalogue.smallest_profile_for_memory("H100-80GB", 10).name != "1g.10gb"
