@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from click.testing import CliRunner
+
+from compiler.cli import main
 from compiler.dra.classes import build_dra_objects
 from conftest import run_cli
 
@@ -114,10 +117,11 @@ def test_selector_error_at_evaluation(tmp_path):
     ("", "holds no ResourceSlice"),
 ])
 def test_inventory_that_is_not_resource_slices(tmp_path, compiled_out, content, text):
+    # In-process (click's runner) to keep the suite fast; the subprocess path is covered above.
     inventory = tmp_path / "inventory.yaml"
     inventory.write_text(content)
-    result = run_cli("devices", "check", "--inventory", str(inventory), "--out", str(compiled_out))
-    assert result.returncode == 1, result.stdout
+    result = CliRunner().invoke(main, ["devices", "check", "--inventory", str(inventory), "--out", str(compiled_out)])
+    assert result.exit_code == 1, result.stdout
     assert text in result.stderr
     assert str(inventory) in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
