@@ -74,3 +74,25 @@ def minimum_gpus(gpu: GpuModel, demand: dict[str, int]) -> int:
         return answer
 
     return best(tuple(demand[n] for n in names))
+
+
+def fewest_distinct_layouts(gpu: GpuModel, demand: dict[str, int], gpus: int) -> int:
+    """Smallest number of distinct layouts in any plan with exactly `gpus` GPUs (small cases)."""
+    names = sorted(n for n, c in demand.items() if c)
+    layouts = [tuple(layout.get(n, 0) for n in names) for layout in all_layouts(gpu, names)]
+    need = [demand[n] for n in names]
+
+    def fits(chosen: tuple[tuple[int, ...], ...], left: int, held: list[int]) -> bool:
+        if not chosen:
+            return left == 0 and all(h >= n for h, n in zip(held, need))
+        first, rest = chosen[0], chosen[1:]
+        for copies in range(1, left - len(rest) + 1):
+            if fits(rest, left - copies, [h + copies * l for h, l in zip(held, first)]):
+                return True
+        return False
+
+    for size in range(1, gpus + 1):
+        for chosen in itertools.combinations(layouts, size):
+            if fits(chosen, gpus, [0] * len(names)):
+                return size
+    raise AssertionError("no plan with that many GPUs")

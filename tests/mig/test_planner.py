@@ -9,7 +9,7 @@ from compiler.errors import PolicyError
 from compiler.mig.catalogue import load_catalogue
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import first_fit_decreasing, lower_bounds, plan_mig
-from mig.oracle import minimum_gpus
+from mig.oracle import fewest_distinct_layouts, minimum_gpus
 
 CATALOGUE = load_catalogue()
 
@@ -142,3 +142,15 @@ def test_aliases_and_resource_style_profile_names():
     assert CATALOGUE.model("h200") is CATALOGUE.model("H200-141GB")
     with pytest.raises(PolicyError):
         plan_mig("H100", {"1g.10gb": 1})      # ambiguous (80/94/96 GB): not an alias
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.fixed_dictionaries({"1g.10gb": st.integers(0, 9), "2g.20gb": st.integers(0, 5),
+                              "3g.40gb": st.integers(0, 4)}))
+def test_fewest_distinct_layouts_against_exhaustive_search(demand):
+    if not any(demand.values()):
+        return
+    gpu = CATALOGUE.model("H100-80GB")
+    result = plan_mig("H100-80GB", demand)
+    assert result.secondary_proven
+    assert len(result.layouts) == fewest_distinct_layouts(gpu, demand, result.gpus)
