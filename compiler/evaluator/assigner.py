@@ -130,6 +130,8 @@ class Assignment:
         return out
 
 
+_UNSET = object()
+
 # oracle(fr, quantity) -> (mode in {NO_CANDIDATES, PREEMPT, RECLAIM}, borrowing level after)
 Oracle = Callable[[FlavorResource, int], tuple[int, int]]
 
@@ -215,6 +217,7 @@ class FlavorAssigner:
         self.fair_sharing = fair_sharing
         self.ignore_undeclared = ignore_undeclared
         self.oracle = oracle
+        self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
         for index, group in enumerate(cq.resource_groups):
             for res in group.covered_resources:
@@ -318,7 +321,12 @@ class FlavorAssigner:
         for idx in range(start, len(group.flavors)):
             attempted = idx
             fname = group.flavors[idx]
-            problem = flavor_problem(fname, self.flavors.get(fname), podset)
+            cache_key = (id(podset), fname)
+            problem = self._problems.get(cache_key, _UNSET)
+            if problem is _UNSET:
+                # pod placement and flavors are static, so this is decided once per pair
+                problem = flavor_problem(fname, self.flavors.get(fname), podset)
+                self._problems[cache_key] = problem
             if problem is not None:
                 reasons.append(problem)
                 attempts.append(FlavorAttempt(fname, A_NO_FIT, 0, [problem], NO_MATCHING_FLAVOR))
@@ -366,8 +374,7 @@ class FlavorAssigner:
 
     def _fits_quota(self, fr: FlavorResource, assumed: int, request: int):
         node = self.node
-        available = node.available(fr)
-        capacity = node.potential_available(fr)
+        capacity = node.max_capacity(fr)
         value = assumed + request
         res, flavor = fr[1], fr[0]
         if value > capacity:
@@ -376,6 +383,7 @@ class FlavorAssigner:
                 f"({format_units(res, assumed)}) + current podset request ({format_units(res, request)}) "
                 f"> maximum capacity ({format_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
         borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
+        available = node.available(fr)
         if value <= available:
             return FIT, borrow, None, ""
         message = (f"insufficient unused quota for {res} in flavor {flavor}, "

@@ -280,8 +280,13 @@ class Engine:
 
     def _oracle_for(self, info: WorkloadInfo, cq_name: str):
         node = self.nodes[cq_name]
+        policy = self.state.cluster_queues[cq_name].preemption
+        may_preempt = policy.within_cluster_queue != "Never" or (
+            node.parent is not None and policy.reclaim_within_cohort != "Never")
 
         def oracle(fr: FlavorResource, quantity: int) -> tuple[int, int]:
+            if not may_preempt:  # no candidate can exist: skip the search
+                return NO_CANDIDATES, height_of_lowest_subtree_that_fits(node, fr, quantity)[0]
             targets = self.preemptor.targets(info, cq_name, {fr}, {fr: quantity})
             if not targets:
                 borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)

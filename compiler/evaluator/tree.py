@@ -17,7 +17,7 @@ _ZERO_QUOTA = ResourceQuota(0)
 
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
-                 "child_cqs", "child_cohorts", "weight", "_height")
+                 "child_cqs", "child_cohorts", "weight", "_height", "_capacity")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -31,6 +31,7 @@ class QuotaNode:
         self.child_cohorts: list[QuotaNode] = []
         self.weight = weight
         self._height: int | None = None
+        self._capacity: dict[FlavorResource, int] = {}
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
@@ -105,6 +106,13 @@ class QuotaNode:
         quota = self.quotas.get(fr)
         if quota is not None and quota.borrowing_limit is not None:
             value = min(self.subtree.get(fr, 0) + quota.borrowing_limit, value)
+        return value
+
+    def max_capacity(self, fr: FlavorResource) -> int:
+        """potential_available, cached: it depends on quotas only, never on usage."""
+        value = self._capacity.get(fr)
+        if value is None:
+            value = self._capacity[fr] = self.potential_available(fr)
         return value
 
     def borrowing_with(self, fr: FlavorResource, value: int) -> bool:
