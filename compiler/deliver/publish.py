@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import click
 import git
 
 from compiler import codes
@@ -98,8 +99,8 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
     branch = options.branch or branch_name(options.cluster)
     head = repo.head.commit
     if git_ops.has_uncommitted_changes(repo, policy_folder):
-        say(f"note: {policy_folder}/ has uncommitted changes; pr compiles the committed policy at HEAD "
-            f"({head.hexsha[:12]})")
+        click.echo(f"note: {policy_folder}/ has uncommitted changes; pr compiles the committed policy at HEAD "
+            f"({head.hexsha[:12]})", err=True)
 
     # 1. compile (PolicyError propagates: diagnostics, exit 1, nothing pushed)
     policy_files = git_ops.files_at(repo, head.hexsha, policy_folder, POLICY_SUFFIXES)

@@ -175,3 +175,45 @@ def test_gitops_wiring_outside_cluster_folders_is_listed() -> None:
     assert diff.has_changes and diff.other_files.added == ["argocd/gpu-east.application.yaml"]
     assert "+ out/argocd/gpu-east.application.yaml" in render_diff(diff, "markdown")
     assert json.loads(render_diff(diff, "json"))["otherFiles"]["added"] == ["argocd/gpu-east.application.yaml"]
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_names = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps"])
+_quota = st.fixed_dictionaries({"guaranteed": st.integers(0, 64), "burst": st.none() | st.integers(0, 64),
+                                "lend": st.none() | st.integers(0, 64)})
+_team = st.builds(
+    lambda name, flavors, namespaces, verdicts: (
+        {"name": name, "cohort": "research", "namespaces": sorted(namespaces), "priority": "standard",
+         "weight": 1, "capacity": "on-demand-first", "policyFile": f"policies/{name}.yaml",
+         "flavors": [{"flavor": f, "resource": "nvidia.com/gpu", **q} for f, q in flavors]},
+        [{"team": name, "name": w, "verdict": v, "reason": ""} for w, v in verdicts.items()]),
+    _names,
+    st.lists(st.tuples(st.sampled_from(["h100", "h100-spot", "l40s"]), _quota), max_size=3,
+             unique_by=lambda item: item[0]),
+    st.sets(st.sampled_from(["ns-a", "ns-b", "ns-c"]), max_size=3),
+    st.dictionaries(st.sampled_from(["train", "eval"]), st.sampled_from(["guaranteed", "borrowing", "never"])),
+)
+_reports = st.lists(_team, max_size=4, unique_by=lambda t: t[0]["name"]).map(
+    lambda teams: {**_report(), "teams": [t for t, _ in teams], "workloads": [w for _, ws in teams for w in ws]})
+
+
+@settings(max_examples=60, deadline=None)
+@given(_reports, _reports)
+def test_diff_properties(one: dict, two: dict) -> None:
+    assert not diff_sides(_side("a", one), _side("b", one)).has_changes
+    forward = diff_sides(_side("a", one), _side("b", two))
+    backward = diff_sides(_side("b", two), _side("a", one))
+    assert forward.summary.teams_added == backward.summary.teams_removed
+    assert forward.summary.teams_changed == backward.summary.teams_changed
+    assert forward.summary.verdicts_changed == backward.summary.verdicts_changed
+    teams_one = {t["name"] for t in one["teams"]}
+    teams_two = {t["name"] for t in two["teams"]}
+    assert forward.summary.teams_added == len(teams_two - teams_one)
+    for team in (forward.clusters[0].teams if forward.clusters else []):
+        for quota in team.quotas:
+            assert quota.before != quota.after
+    # every rendering works and is deterministic
+    for output_format in ("markdown", "json", "text"):
+        assert render_diff(forward, output_format) == render_diff(diff_sides(_side("a", one), _side("b", two)),
+                                                                  output_format)
