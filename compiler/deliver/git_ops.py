@@ -90,6 +90,8 @@ def files_at(repo: git.Repo, revision: str | None, folder: str,
             if path.is_file() and (suffixes is None or path.suffix in suffixes):
                 found[path.relative_to(root).as_posix()] = path.read_bytes()
         return found
+    if revision == "HEAD" and not repo.head.is_valid():
+        return {}   # a repository without commits: nothing was there before
     commit = resolve_commit(repo, revision)
     try:
         tree = commit.tree / folder if folder else commit.tree

@@ -97,6 +97,9 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
         raise UsageProblem("--out must be a folder inside the repository, not its top")
     base_branch = _base_branch(repo, options.base_branch)
     branch = options.branch or branch_name(options.cluster)
+    if not repo.head.is_valid():
+        raise EnvironmentFailure(f"error[{codes.UNKNOWN_REVISION}]: the repository has no commit yet: commit "
+                                 f"{policy_folder}/ first, then run pr")
     head = repo.head.commit
     if git_ops.has_uncommitted_changes(repo, policy_folder):
         click.echo(f"note: {policy_folder}/ has uncommitted changes; pr compiles the committed policy at HEAD "

@@ -120,3 +120,18 @@ def test_gpu_access_change_warns_that_kueue_restarts(policy_repo: PolicyRepo) ->
     restart = [w for w in cluster_diff["warnings"] if "deviceClassMappings change" in w]
     assert len(restart) == 1 and "kueue-controller-manager" in restart[0]
     assert any(path.startswith("gpu-east/dra/") for path in cluster_diff["files"]["removed"])
+
+
+def test_a_repository_without_commits(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from tests.deliver.conftest import EXAMPLE_POLICY
+
+    subprocess.run(["git", "init", "-q", str(tmp_path / "new")], check=True)
+    shutil.copytree(EXAMPLE_POLICY, tmp_path / "new" / "policies")
+    code, out, err = invoke(tmp_path / "new", "diff", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["summary"]["teams_added"] == 4
+    code, _, err = invoke(tmp_path / "new", "pr")
+    assert code == 3 and "no commit yet" in err
