@@ -67,13 +67,16 @@ class CelError(InputError):
     def describe(self) -> str:
         return f"CEL expression line {self.line}, column {self.column}: {self.reason}"
 
-    def diagnostic(self, position: SourcePosition | None = None, subject: str = "") -> Diagnostic:
-        """The error placed in a file: `position` is where the expression starts."""
+    def diagnostic(self, position: SourcePosition | None = None, subject: str = "",
+                   block: bool = False) -> Diagnostic:
+        """The error placed in a file: `position` is where the expression's first character is.
+
+        `block`: the expression is a YAML block scalar (`|`), whose every line is indented by
+        position.column - 1; otherwise only the first line is offset."""
         where = position
         if position is not None:
-            # A block scalar starts on its own line; a one-line string keeps the column.
-            column = position.column + self.column - 1 if self.line == 1 else self.column
-            where = SourcePosition(position.path, position.line + self.line - 1, column)
+            offset = position.column - 1 if (block or self.line == 1) else 0
+            where = SourcePosition(position.path, position.line + self.line - 1, self.column + offset)
         prefix = f"{subject}: " if subject else ""
         return Diagnostic(self.code, f"{prefix}{self.describe()}", where)
 

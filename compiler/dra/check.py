@@ -70,7 +70,7 @@ def _compile(selectors: tuple[Selector, ...], subject: str,
         try:
             programs.append((compile_expression(selector.expression), selector))
         except CelError as error:
-            errors.append(error.diagnostic(selector.position, subject))
+            errors.append(error.diagnostic(selector.position, subject, selector.block))
     return programs
 
 

@@ -40,7 +40,8 @@ class InventoryDevice:
 @dataclass(frozen=True)
 class Selector:
     expression: str
-    position: SourcePosition
+    position: SourcePosition      # of the expression's first character
+    block: bool = False           # written as a YAML block scalar (| or >)
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,12 @@ def _read(path: Path, sink: DiagnosticSink, display: str | None = None) -> list[
         sink.error(codes.UNREADABLE, f"cannot read {path}: {error.strerror}", SourcePosition(str(path)))
         return []
     return load_file(PolicySourceFile(display or str(path), content), sink)
+
+
+def _text_lines(path: Path) -> list[str]:
+    """The file's lines, to place positions inside block scalars (already read once, so this
+    cannot fail for a file that loaded)."""
+    return path.read_bytes().decode("utf-8", errors="replace").splitlines()
 
 
 def _objects(document: LoadedDocument) -> Iterable[tuple[dict, tuple, LoadedDocument]]:
@@ -170,8 +177,21 @@ def _slice_devices(obj: dict, where: tuple, doc: LoadedDocument,
     return result
 
 
+def _selector(expression: str, position: SourcePosition, lines: list[str]) -> Selector:
+    """Point at the expression's first character: for a block scalar (`expression: |-`) that is
+    the next line, at its indentation, not the indicator."""
+    line = lines[position.line - 1] if 0 < position.line <= len(lines) else ""
+    if line[position.column - 1:position.column] in ("|", ">") and position.line < len(lines):
+        content = lines[position.line]
+        indent = len(content) - len(content.lstrip(" "))
+        return Selector(expression, SourcePosition(position.path, position.line + 1, indent + 1), True)
+    if line[position.column - 1:position.column] in ("'", '"'):
+        return Selector(expression, SourcePosition(position.path, position.line, position.column + 1))
+    return Selector(expression, position)
+
+
 def _selectors(raw: Any, where: tuple, doc: LoadedDocument, sink: DiagnosticSink,
-               owner: str) -> tuple[Selector, ...]:
+               owner: str, lines: list[str]) -> tuple[Selector, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -184,12 +204,12 @@ def _selectors(raw: Any, where: tuple, doc: LoadedDocument, sink: DiagnosticSink
             sink.error(codes.BAD_MANIFEST, f"{owner}: selector {index} has no cel.expression",
                        doc.position(where + (index,)))
             continue
-        selectors.append(Selector(expression, doc.position(where + (index, "cel", "expression"))))
+        selectors.append(_selector(expression, doc.position(where + (index, "cel", "expression")), lines))
     return tuple(selectors)
 
 
 def _requests(spec: dict, where: tuple, doc: LoadedDocument, sink: DiagnosticSink,
-              owner: str) -> tuple[ClaimRequest, ...]:
+              owner: str, lines: list[str]) -> tuple[ClaimRequest, ...]:
     devices = ((spec.get("spec") or {}).get("devices") or {})
     raw_requests = devices.get("requests") or []
     base = where + ("spec", "spec", "devices", "requests")
@@ -220,7 +240,7 @@ def _requests(spec: dict, where: tuple, doc: LoadedDocument, sink: DiagnosticSin
             continue
         requests.append(ClaimRequest(name, device_class,
                                      _selectors(body.get("selectors"), body_where + ("selectors",), doc,
-                                                sink, f"{owner} request {name}"),
+                                                sink, f"{owner} request {name}", lines),
                                      int(count), str(body.get("allocationMode", "ExactCount")),
                                      doc.position(here)))
     return tuple(requests)
@@ -241,7 +261,9 @@ def load_manifests(paths: Iterable[Path]) -> Manifests:
     sink = DiagnosticSink()
     manifests = Manifests()
     for path in paths:
-        for document in _read(Path(path), sink):
+        documents = _read(Path(path), sink)
+        lines = _text_lines(Path(path)) if documents else []
+        for document in documents:
             for obj, where, doc in _objects(document):
                 if not isinstance(obj, dict):
                     continue
@@ -259,13 +281,14 @@ def load_manifests(paths: Iterable[Path]) -> Manifests:
                 if kind == "DeviceClass":
                     manifests.device_classes.append(DeviceClassSpec(
                         name, _selectors(spec.get("selectors"), where + ("spec", "selectors"), doc, sink,
-                                         f"DeviceClass {name}"),
+                                         f"DeviceClass {name}", lines),
                         spec.get("extendedResourceName"), position))
                 else:
                     namespace = str(metadata.get("namespace", "default"))
                     manifests.claim_templates.append(ClaimTemplateSpec(
                         namespace, name,
-                        _requests(spec, where, doc, sink, f"ResourceClaimTemplate {namespace}/{name}"),
+                        _requests(spec, where, doc, sink, f"ResourceClaimTemplate {namespace}/{name}",
+                                  lines),
                         position))
     duplicates = {}
     for device_class in manifests.device_classes:

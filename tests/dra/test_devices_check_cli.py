@@ -138,3 +138,30 @@ def test_usage_and_missing_files(tmp_path):
     assert run_cli("devices", "check", "--inventory", str(INVENTORY)).returncode == 2
     missing = run_cli("devices", "check", "--inventory", str(tmp_path / "nope.yaml"), str(INVENTORY))
     assert missing.returncode == 1 and "does not exist" in missing.stderr
+
+
+def test_positions_inside_block_and_quoted_expressions(tmp_path):
+    manifest = tmp_path / "classes.yaml"
+    manifest.write_text(
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: DeviceClass\n"
+        "metadata: {name: block.example.com}\n"
+        "spec:\n"
+        "  selectors:\n"
+        "  - cel:\n"
+        "      expression: |-\n"
+        "        device.driver == 'gpu.nvidia.com' &&\n"
+        "          device.attributes['gpu.nvidia.com'].type.lowerAsci() == 'gpu'\n"
+        "---\n"
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: DeviceClass\n"
+        "metadata: {name: quoted.example.com}\n"
+        "spec:\n"
+        "  selectors:\n"
+        "  - cel: {expression: \"device.driver == 'gpu.nvidia.com' && device.foo(1)\"}\n")
+    result = CliRunner().invoke(main, ["devices", "check", "--inventory", str(INVENTORY), str(manifest)])
+    assert result.exit_code == 1
+    # line 2 of the block is file line 9; `lowerAsci` is at column 44 of the expression line,
+    # which the block indents by 8
+    assert f"{manifest}:9:52: error[KP707]: DeviceClass block.example.com" in result.stderr
+    assert f"{manifest}:16:68: error[KP707]: DeviceClass quoted.example.com" in result.stderr
