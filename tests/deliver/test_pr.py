@@ -298,3 +298,16 @@ def test_push_with_token_sends_the_token_to_git_only_in_memory(policy_repo: Poli
     assert seen and seen[0] == "Basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
     assert_no_secret(policy_repo, out, err)
     assert base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode() not in out + err
+
+
+def test_never_admissible_workload_stops_pr_unless_allowed(policy_repo: PolicyRepo) -> None:
+    repo = policy_repo
+    repo.edit_team("beta", "    - {name: notebook,", "    - {name: giant, replicas: 40, gpus: 8}\n    - {name: notebook,")
+    repo.commit_all("beta: a job that can never run")
+    with StandInForge.github(TOKEN, repo.remote) as server:
+        code, _, err = invoke(repo.work, "pr", env=github_env(server))
+        assert code == 1 and "KP601" in err and "giant" in err
+        assert server.state.requests == [] and repo.remote_tip(BRANCH) is None
+        code, _, err = invoke(repo.work, "pr", "--allow-inadmissible", env=github_env(server))
+        assert code == 0, err
+        assert "| `gpu-east` | beta | `giant` | never |" in server.state.changes[0]["body"]
