@@ -60,6 +60,19 @@ class Preemptor:
         self.admitted = admitted    # CQ name -> key -> info holding quota
         self.fair_sharing = fair_sharing
         self.strategies = strategies
+        # CQ -> (flavor, resource) -> key -> info: candidates are found per contested
+        # flavor-resource without scanning every admitted workload of the cohort.
+        self.by_fr: dict[str, dict[FlavorResource, dict[str, WorkloadInfo]]] = {}
+
+    def track(self, info: WorkloadInfo) -> None:
+        per_cq = self.by_fr.setdefault(info.cluster_queue, {})
+        for fr in info.usage:
+            per_cq.setdefault(fr, {})[info.key] = info
+
+    def untrack(self, info: WorkloadInfo) -> None:
+        per_cq = self.by_fr.get(info.cluster_queue, {})
+        for fr in info.usage:
+            per_cq.get(fr, {}).pop(info.key, None)
 
     # -- snapshot edits ----------------------------------------------------------------------
     def remove(self, info: WorkloadInfo) -> None:
@@ -107,10 +120,18 @@ class Preemptor:
         return RECLAIM_WHILE_BORROWING
 
     def _from_cq(self, name: str, lca, preemptor, cq_name, spec, frs, advantage, out) -> None:
-        for candidate in self.admitted.get(name, {}).values():
-            variant = self._classify(preemptor, cq_name, spec, frs, candidate, advantage)
-            if variant:
-                out.append((candidate, lca, variant))
+        per_cq = self.by_fr.get(name)
+        if not per_cq:
+            return
+        seen: set[str] = set()
+        for fr in frs:
+            for key, candidate in per_cq.get(fr, {}).items():
+                if key in seen:
+                    continue
+                seen.add(key)
+                variant = self._classify(preemptor, cq_name, spec, frs, candidate, advantage)
+                if variant:
+                    out.append((candidate, lca, variant))
 
     def _collect_subtree(self, current: QuotaNode, subtree_root: QuotaNode, skip, cq_node: QuotaNode,
                          preemptor, cq_name, spec, frs, advantage, out) -> None:

@@ -266,6 +266,7 @@ class Engine:
             return
         node.add_all(info.usage)
         self.admitted[admission.cluster_queue][info.key] = info
+        self.preemptor.track(info)
         info.borrowing = any(node.borrowing(fr) for fr in info.usage) if node.parent is not None else False
 
     # -- one cycle ---------------------------------------------------------------------------
@@ -519,6 +520,7 @@ class Engine:
         info.last_tried = None
         info.preempted_by = None
         self.admitted[cq_name][info.key] = info
+        self.preemptor.track(info)
         queue = self.queues[cq_name]
         if queue.sticky is info:
             queue.sticky = None
@@ -528,6 +530,7 @@ class Engine:
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
         self.admitted[cq_name].pop(victim.key, None)
+        self.preemptor.untrack(victim)
         preemptor = entry.info
         victim.holds_quota = False
         victim.usage = {}
