@@ -29,7 +29,7 @@ CPU_FLAVORS = ["cpu-a", "cpu-b", "cpu-c", "cpu-d"]
 GPU_FLAVORS = ["h100", "a100", "l40s", "t4"]
 
 
-def generate(workloads: int, queues: int = 500, seed: int = 7) -> list[dict]:
+def generate(workloads: int, queues: int = 500, seed: int = 7, reclaim: str = "LowerPriority") -> list[dict]:
     rnd = random.Random(seed)
     docs: list[dict] = []
     for flavor in CPU_FLAVORS + GPU_FLAVORS:
@@ -52,7 +52,7 @@ def generate(workloads: int, queues: int = 500, seed: int = 7) -> list[dict]:
             "cohortName": cohort, "namespaceSelector": {},
             "queueingStrategy": "BestEffortFIFO",
             "preemption": {"withinClusterQueue": "LowerPriority" if preempting else "Never",
-                           "reclaimWithinCohort": "Any" if preempting else "Never"},
+                           "reclaimWithinCohort": reclaim if preempting else "Never"},
             "resourceGroups": [
                 {"coveredResources": ["cpu", "memory"], "flavors": [
                     {"name": f, "resources": [
@@ -87,12 +87,12 @@ def generate(workloads: int, queues: int = 500, seed: int = 7) -> list[dict]:
     return docs
 
 
-def one(workloads: int) -> dict:
+def one(workloads: int, reclaim: str) -> dict:
     from compiler.evaluator import load_manifests
     from compiler.evaluator.result import EvaluationResult
     from compiler.evaluator.scheduler import Engine
 
-    docs = generate(workloads)
+    docs = generate(workloads, reclaim=reclaim)
     start = time.perf_counter()
     state = load_manifests(docs)
     loaded = time.perf_counter()
@@ -105,6 +105,7 @@ def one(workloads: int) -> dict:
         statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
     return {"workloads": workloads, "load_s": loaded - start, "evaluate_s": evaluated - loaded,
             "decisions": engine.decisions, "cycles": engine.cycle, "statuses": statuses,
+            "converged": engine.converged,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -113,16 +114,18 @@ def main() -> None:
     parser.add_argument("--one", type=int)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20000, 40000])
+    parser.add_argument("--reclaim", default="LowerPriority", choices=["LowerPriority", "Any", "Never"],
+                        help="reclaimWithinCohort of the preempting third of the queues")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one)))
+        print(json.dumps(one(args.one, args.reclaim)))
         return
     medians = {}
     for size in args.sizes:
         runs = []
         for _ in range(args.runs):
-            out = subprocess.run([sys.executable, __file__, "--one", str(size)], capture_output=True, text=True,
-                                 check=True)
+            out = subprocess.run([sys.executable, __file__, "--one", str(size), "--reclaim", args.reclaim],
+                                 capture_output=True, text=True, check=True)
             runs.append(json.loads(out.stdout))
         evaluate_s = statistics.median(r["evaluate_s"] for r in runs)
         last = runs[-1]

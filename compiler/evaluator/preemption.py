@@ -35,7 +35,7 @@ class Target:
 
 def satisfies_policy(preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str) -> bool:
     if policy == "LowerPriority":
-        return preemptor.priority > candidate.priority
+        return preemptor.workload.priority > candidate.workload.priority
     if policy == "LowerOrNewerEqualPriority":
         return preemptor.priority > candidate.priority or (
             preemptor.priority == candidate.priority and preemptor.workload.created < candidate.workload.created)
@@ -63,16 +63,40 @@ class Preemptor:
         # CQ -> (flavor, resource) -> key -> info: candidates are found per contested
         # flavor-resource without scanning every admitted workload of the cohort.
         self.by_fr: dict[str, dict[FlavorResource, dict[str, WorkloadInfo]]] = {}
+        # Priorities of admitted workloads per CQ and per cohort tree (root): a preemptor no
+        # policy lets preempt anything there is answered without a candidate search.
+        self.priorities: dict[object, dict[int, int]] = {}
+
+    def _count(self, info: WorkloadInfo, delta: int) -> None:
+        node = self.nodes[info.cluster_queue]
+        for scope in (info.cluster_queue, id(node.root())):
+            counts = self.priorities.setdefault(scope, {})
+            counts[info.workload.priority] = counts.get(info.workload.priority, 0) + delta
+            if counts[info.workload.priority] == 0:
+                del counts[info.workload.priority]
 
     def track(self, info: WorkloadInfo) -> None:
         per_cq = self.by_fr.setdefault(info.cluster_queue, {})
         for fr in info.usage:
             per_cq.setdefault(fr, {})[info.key] = info
+        self._count(info, 1)
 
     def untrack(self, info: WorkloadInfo) -> None:
         per_cq = self.by_fr.get(info.cluster_queue, {})
         for fr in info.usage:
             per_cq.get(fr, {}).pop(info.key, None)
+        self._count(info, -1)
+
+    def _may_have_candidates(self, scope, policy: str, priority: int) -> bool:
+        if policy == "Never":
+            return False
+        if policy == "Any":
+            return True
+        counts = self.priorities.get(scope)
+        if not counts:
+            return False
+        lowest = min(counts)
+        return lowest < priority or (policy == "LowerOrNewerEqualPriority" and lowest <= priority)
 
     # -- snapshot edits ----------------------------------------------------------------------
     def remove(self, info: WorkloadInfo) -> None:
@@ -102,8 +126,7 @@ class Preemptor:
     # -- classical ---------------------------------------------------------------------------
     def _classify(self, preemptor: WorkloadInfo, cq_name: str, spec: ClusterQueue, frs,
                   candidate: WorkloadInfo, advantage: bool) -> int:
-        if not self.uses(candidate, frs):
-            return 0
+        # (the caller found the candidate through the flavor-resource index, so it uses frs)
         own = candidate.cluster_queue == cq_name
         policy = spec.preemption.within_cluster_queue if own else spec.preemption.reclaim_within_cohort
         if not satisfies_policy(preemptor, candidate, policy):
@@ -124,11 +147,13 @@ class Preemptor:
         if not per_cq:
             return
         seen: set[str] = set()
+        single = len(frs) == 1
         for fr in frs:
             for key, candidate in per_cq.get(fr, {}).items():
-                if key in seen:
-                    continue
-                seen.add(key)
+                if not single:
+                    if key in seen:
+                        continue
+                    seen.add(key)
                 variant = self._classify(preemptor, cq_name, spec, frs, candidate, advantage)
                 if variant:
                     out.append((candidate, lca, variant))
@@ -149,6 +174,11 @@ class Preemptor:
     def _classical(self, preemptor, cq_name, frs, usage) -> list[Target]:
         node = self.nodes[cq_name]
         spec = self.specs[cq_name]
+        priority = preemptor.workload.priority
+        if not self._may_have_candidates(cq_name, spec.preemption.within_cluster_queue, priority) and not (
+                node.parent is not None and self._may_have_candidates(
+                    id(node.root()), spec.preemption.reclaim_within_cohort, priority)):
+            return []
         order = candidate_order(cq_name)
         same: list = []
         if spec.preemption.within_cluster_queue != "Never":
