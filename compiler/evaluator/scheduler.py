@@ -544,6 +544,7 @@ class Engine:
                          f"{HUMAN_REASONS[reason]}; preemptor path: {self.nodes[entry.cq].path()}; "
                          f"preemptee path: {node.path()}")
         victim.preempted_by = preemptor.key
+        victim.last_tried = None  # a requeued workload starts a fresh flavor scan
         self._evicted_now.append(victim)
 
     def _return_evicted(self, victims: list[WorkloadInfo]) -> None:
