@@ -395,6 +395,7 @@ class _Loader:
                     priority = 0
             workload = Workload(namespace=ns, name=meta["name"], queue_name=spec.get("queueName"),
                                 podsets=podsets, priority=priority, created=created, uid=uid,
+                                job_uid=str((meta.get("labels") or {}).get("kueue.x-k8s.io/job-uid", "")),
                                 active=spec.get("active", True) is not False, kind=kind, source=where)
             self.read_status(doc, workload)
         else:
@@ -448,9 +449,10 @@ class _Loader:
                 raise _Skip("no pod sets could be derived from the job")
             digest = hashlib.sha1("\n".join([kind, _group(doc["apiVersion"]), meta["name"], uid]).encode()).hexdigest()
             name = f"{kind.lower()}-{meta['name']}"[:247] + "-" + digest[:5]
+            # Kueue generates the Workload (its UID is unknown here) and labels it with the job's UID.
             workload = Workload(namespace=ns, name=name, queue_name=queue, podsets=podsets,
                                 priority=self.priority_of_job(meta, first_template_spec),
-                                created=created, uid=uid, kind=kind, source=where)
+                                created=created, uid="", job_uid=uid, kind=kind, source=where)
             if spec.get("suspend") is False and (doc.get("status") or {}).get("active"):
                 pass  # running jobs are represented by their Workloads, which carry the admission
         if problems:
@@ -557,7 +559,7 @@ class _Loader:
         created = min((_parse_time(m["metadata"].get("creationTimestamp")) or EPOCH) for m, _ in members)
         workload = Workload(namespace=ns, name=name, queue_name=labels.get(QUEUE_LABEL), podsets=podsets,
                             priority=self.priority_of_job(meta, doc.get("spec") or {}), created=created,
-                            uid=uid, kind="Pod", source=where)
+                            uid="", job_uid=uid, kind="Pod", source=where)
         if problems:
             workload.invalid = ("Invalid", "; ".join(problems))
             for problem in problems:

@@ -127,6 +127,7 @@ class Workload:
     priority: int = 0
     created: datetime = EPOCH
     uid: str = ""
+    job_uid: str = ""          # label kueue.x-k8s.io/job-uid (the owner job's UID)
     admission: Admission | None = None
     quota_reserved_at: datetime | None = None
     active: bool = True

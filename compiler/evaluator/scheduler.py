@@ -540,7 +540,8 @@ class Engine:
         victim.status = "preempted"
         victim.reason_code = "Preempted"
         uid = preemptor.workload.uid or "UNKNOWN"
-        victim.reason = (f"Preempted to accommodate a workload (UID: {uid}, JobUID: UNKNOWN) due to "
+        job_uid = preemptor.workload.job_uid or "UNKNOWN"
+        victim.reason = (f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to "
                          f"{HUMAN_REASONS[reason]}; preemptor path: {self.nodes[entry.cq].path()}; "
                          f"preemptee path: {node.path()}")
         victim.preempted_by = preemptor.key
