@@ -42,7 +42,7 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
     from rich.table import Table
 
     table = Table(title=f"Kueue admission ({result.cycles} cycle(s))")
-    for column in ("workload", "clusterQueue", "status", "flavors", "borrowing", "reason"):
+    for column in ("workload", "clusterQueue", "status", "flavors", "borrowing", "code", "reason"):
         table.add_column(column, overflow="fold")
     for row in result.table():
         table.add_row(*row)

@@ -23,7 +23,7 @@ class WorkloadOutcome:
     def to_json(self) -> dict:
         return {"name": self.name, "clusterQueue": self.cluster_queue, "status": self.status,
                 "assignment": self.assignment, "count": self.count, "borrowing": self.borrowing,
-                "reason": self.reason, "reasonCode": self.reason_code, "preemptedBy": self.preempted_by}
+                "reason": self.reason, "preemptedBy": self.preempted_by}
 
 
 class EvaluationResult:
@@ -131,5 +131,5 @@ class EvaluationResult:
             flavors = "; ".join(f"{ps}: " + ",".join(f"{r}={f}" for r, f in fl.items())
                                 for ps, fl in o.assignment.items())
             rows.append((o.name, o.cluster_queue or "-", o.status, flavors or "-",
-                         "yes" if o.borrowing else "no", o.reason))
+                         "yes" if o.borrowing else "no", o.reason_code, o.reason))
         return rows

@@ -36,7 +36,9 @@ def test_json_output_matches_the_contract(tmp_path: Path) -> None:
     by_name = {w["name"]: w for w in out["workloads"]}
     for w in out["workloads"]:
         assert {"name", "clusterQueue", "status", "assignment", "count", "borrowing", "reason",
-                "preemptedBy"} <= set(w)
+                "preemptedBy"} == set(w)
+    for cq in out["clusterQueues"]:
+        assert set(cq) == {"name", "usage", "borrowed"}
     assert by_name["own/mine"]["status"] == "pending"
     assert by_name["bor/new"]["status"] == "preempted"
     assert by_name["bor/new"]["preemptedBy"] == "own/mine"
