@@ -27,6 +27,7 @@ class WorkloadInfo:
     sticky: bool = False               # waiting for its preemptions (BestEffortFIFO head)
     explain: list[str] = field(default_factory=list)
     last_assignment: object = None
+    pending_victims: list[str] = field(default_factory=list)  # preemptions it issued, not yet admitted
 
     @property
     def key(self) -> str:

@@ -73,10 +73,13 @@ class EvaluationResult:
 
     def explain(self, name: str) -> str:
         outcome = self.workload(name)
-        info = self._engine.infos[name]
+        engine = self._engine
+        info = engine.infos[name]
         lines = [f"workload {name}: {outcome.status}"
                  + (f" in ClusterQueue {outcome.cluster_queue}" if outcome.cluster_queue else "")]
-        lines.append(f"  priority {info.priority}, created {info.workload.created.isoformat()}")
+        created = info.workload.created
+        lines.append(f"  priority {info.priority}, created "
+                     + (created.isoformat() if created.year > 1970 else "(no creationTimestamp)"))
         for ps in info.workload.podsets:
             req = ", ".join(f"{r}: {format_units(r, v * ps.count)}" for r, v in sorted(ps.per_pod.items()))
             lines.append(f"  pod set {ps.name}: count {ps.count}"
@@ -85,43 +88,82 @@ class EvaluationResult:
         lines.append(f"  reason [{outcome.reason_code}]: {outcome.reason}")
         if outcome.preempted_by:
             lines.append(f"  preempted by {outcome.preempted_by}")
+        if outcome.status in ("admitted", "running"):
+            for ps, flavors in outcome.assignment.items():
+                lines.append(f"  assigned {ps}: " + ", ".join(f"{r} -> {f}" for r, f in flavors.items())
+                             + (f" (count {outcome.count.get(ps)})" if ps in outcome.count else ""))
         assignment: Assignment | None = info.last_assignment
         if assignment is not None:
             lines.append("  flavors tried in the last attempt:")
             for ps in assignment.podsets:
                 for attempt in ps.attempts:
                     detail = "; ".join(attempt.reasons) if attempt.reasons else "fits"
-                    borrow = f", borrowing level {attempt.borrow}" if attempt.borrow else ""
+                    borrow = f", borrowing level {attempt.borrow}" if attempt.borrow and attempt.mode != "NoFit" else ""
                     label = attempt.flavor or "(no flavor)"
                     lines.append(f"    {ps.name} / {label}: {attempt.mode}{borrow} - {detail}")
+            lines.extend(self._quota_lines(info, assignment))
+            if info.pending_victims:
+                lines.append("  preempting: " + ", ".join(info.pending_victims))
             needs = self._what_it_would_take(info, assignment)
-            if needs:
+            if needs and outcome.status not in ("admitted", "running"):
                 lines.append("  what it would take:")
                 lines.extend(f"    {n}" for n in needs)
-        elif outcome.status in ("admitted", "running"):
-            for ps, flavors in outcome.assignment.items():
-                lines.append(f"  {ps}: " + ", ".join(f"{r} -> {f}" for r, f in flavors.items()))
         return "\n".join(lines)
 
-    def _what_it_would_take(self, info, assignment: Assignment) -> list[str]:
-        if assignment.mode == A_FIT and info.holds_quota:
+    def _quota_lines(self, info, assignment: Assignment) -> list[str]:
+        node = self._engine.nodes.get(info.cluster_queue) if info.cluster_queue else None
+        if node is None:
             return []
         out = []
-        node = self._engine.nodes.get(info.cluster_queue) if info.cluster_queue else None
+        seen = set()
+        for ps in assignment.podsets:
+            for attempt in ps.attempts:
+                if not attempt.flavor:
+                    continue
+                for res in sorted(ps.requests):
+                    fr = (attempt.flavor, res)
+                    if fr in seen or fr not in node.quotas:
+                        continue
+                    seen.add(fr)
+                    q = node.quota(fr)
+                    limits = ""
+                    if q.borrowing_limit is not None:
+                        limits += f", borrowingLimit {format_units(res, q.borrowing_limit)}"
+                    if q.lending_limit is not None:
+                        limits += f", lendingLimit {format_units(res, q.lending_limit)}"
+                    out.append(f"    {res} in {attempt.flavor}: nominal {format_units(res, q.nominal)}{limits}, "
+                               f"in use {format_units(res, node.usage.get(fr, 0))}, available now "
+                               f"{format_units(res, node.available(fr))}, maximum capacity "
+                               f"{format_units(res, node.max_capacity(fr))}")
+        return (["  quota of ClusterQueue " + node.name + " (now):"] + out) if out else []
+
+    def _what_it_would_take(self, info, assignment: Assignment) -> list[str]:
+        out = []
+        spec = self._engine.state.cluster_queues.get(info.cluster_queue or "")
+        policy = ""
+        if spec is not None:
+            p = spec.preemption
+            policy = (f" (this queue preempts with withinClusterQueue={p.within_cluster_queue}, "
+                      f"reclaimWithinCohort={p.reclaim_within_cohort}, "
+                      f"borrowWithinCohort={p.borrow_within_cohort})")
         for ps in assignment.podsets:
             for attempt in ps.attempts:
                 for reason in attempt.reasons:
                     if "more needed" in reason:
-                        out.append(f"{reason.split(', ')[-1]} of unused quota in flavor {attempt.flavor} "
-                                   "(wait for running workloads to finish, or free it by preemption)")
-                    elif "maximum capacity" in reason and node is not None:
-                        out.append(f"flavor {attempt.flavor}: the request exceeds what this ClusterQueue "
-                                   "can ever hold; raise nominalQuota/borrowingLimit or lower the request")
+                        head, amount = reason.rsplit(", ", 1)
+                        out.append(f"{head.replace('insufficient unused quota for ', '')}: {amount}, "
+                                   f"freed when running workloads finish or are preempted{policy}")
+                    elif "maximum capacity" in reason:
+                        out.append(f"flavor {attempt.flavor}: the request is larger than this queue can ever "
+                                   "hold; raise nominalQuota or borrowingLimit (or the cohort's quota), "
+                                   "or ask for less")
                     elif "doesn't match node affinity" in reason or "untolerated taint" in reason:
-                        out.append(f"flavor {attempt.flavor}: change the pod's nodeSelector/affinity or "
-                                   "tolerations to match the flavor")
+                        out.append(f"flavor {attempt.flavor}: the pods' nodeSelector/affinity or tolerations "
+                                   "rule it out")
                     elif "unavailable in ClusterQueue" in reason:
                         out.append(f"{reason}: add it to a resource group's coveredResources")
+        if not out and info.reason_code in ("Misconfigured", "Suspended"):
+            out.append("fix the queue setup named in the reason")
         seen = set()
         return [o for o in out if not (o in seen or seen.add(o))]
 

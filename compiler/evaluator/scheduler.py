@@ -468,6 +468,7 @@ class Engine:
             entry.reason = WAITING_FOR_PREEMPTED
             entry.message += f". Pending the preemption of {len(entry.targets)} workload(s)"
             info.last_tried = None
+            info.pending_victims = sorted(t.info.key for t in entry.targets)
             preemptors.append((entry, entry.targets))
             return True
         self._admit(info, entry.cq, assignment)
@@ -519,6 +520,7 @@ class Engine:
         info.sticky = False
         info.last_tried = None
         info.preempted_by = None
+        info.pending_victims = []
         self.admitted[cq_name][info.key] = info
         self.preemptor.track(info)
         queue = self.queues[cq_name]
