@@ -29,6 +29,9 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
     state = load_documents(documents)
     print_diagnostics(state.warnings)
     result = run_evaluation(state, cycles)
+    if not result.converged:
+        click.echo(f"kueue-policy: warning: still changing after {result.cycles} cycles (workloads keep "
+                   "preempting each other); showing the state at that point", err=True)
     if explain_name is not None:
         try:
             click.echo(result.explain(explain_name))

@@ -31,6 +31,7 @@ class EvaluationResult:
         self._engine = engine
         self.cycles = engine.cycle
         self.decisions = engine.decisions
+        self.converged = engine.converged  # False: stopped at the cycle cap while still changing
         self.warnings = list(engine.state.warnings)
         self.outcomes: dict[str, WorkloadOutcome] = {}
         for key in sorted(engine.infos):

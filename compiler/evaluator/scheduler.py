@@ -89,7 +89,7 @@ class _Queue:
 
 class _Entry:
     __slots__ = ("info", "cq", "assignment", "targets", "status", "message", "reason", "skipped",
-                 "inadmissible_only", "namespace_mismatch")
+                 "inadmissible_only", "namespace_mismatch", "prev_tried")
 
     def __init__(self, info: WorkloadInfo, cq: str) -> None:
         self.info = info
@@ -102,6 +102,7 @@ class _Entry:
         self.skipped = False
         self.inadmissible_only = False
         self.namespace_mismatch = False
+        self.prev_tried = dict(info.last_tried) if info.last_tried else None
 
 
 class Engine:
@@ -584,7 +585,9 @@ class Engine:
             return True
         if queue.strict or entry.skipped:
             queue.push(info)
-            return entry.skipped
+            # Back at the front with the same state: only a changed flavor-scan position makes
+            # the next cycle differ (the engine is deterministic).
+            return entry.skipped and (info.last_tried or None) != entry.prev_tried
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
         queue.inadmissible[info.key] = info
