@@ -417,7 +417,9 @@ class _Loader:
                     try:
                         min_count = int(min_text)
                     except (TypeError, ValueError):
-                        problems.append(f"annotation {JOB_MIN_PARALLELISM}: not an integer ({min_text!r})")
+                        # Kueue ignores an annotation it cannot parse (no partial admission)
+                        self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: annotation {JOB_MIN_PARALLELISM} "
+                                  f"is not an integer ({min_text!r}); ignored", where)
                 podsets.append(self.make_podset("main", count, min_count, template, ns, dra, problems))
                 first_template_spec = template.get("spec") or {}
             elif kind == "JobSet":
