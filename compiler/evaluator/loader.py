@@ -26,6 +26,7 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
 
 IGNORED_KINDS = {
     # Kinds a cluster export commonly holds that do not change admission.
@@ -537,25 +538,27 @@ class _Loader:
             digest = hashlib.sha1("\n".join(["Pod", "", meta["name"], uid]).encode()).hexdigest()
             name = f"pod-{meta['name']}"[:247] + "-" + digest[:5]
         else:
-            # Pods of a group with the same shape form one pod set (Kueue hashes the role).
+            # Pods of a group with the same role form one pod set named by the role hash: the
+            # kueue.x-k8s.io/role-hash annotation when present (Kueue sets it), else a hash of the
+            # pod spec computed here (not byte-identical to Kueue's own).
             roles: dict[str, list[dict]] = {}
             for member, _ in members:
-                shape = repr(sorted(((member.get("spec") or {}).get("containers") or [{}])[0].get("resources", {}).items())) \
-                    if isinstance(member.get("spec"), dict) else ""
-                role = hashlib.sha256(shape.encode()).hexdigest()[:8]
-                roles.setdefault(role, []).append(member)
+                role = ((member["metadata"].get("annotations") or {}).get(ROLE_HASH_ANNOTATION))
+                if not role:
+                    spec_text = repr(sorted((member.get("spec") or {}).items())) if isinstance(member.get("spec"), dict) else ""
+                    role = hashlib.sha256(spec_text.encode()).hexdigest()[:8]
+                roles.setdefault(str(role), []).append(member)
             total_text = (meta.get("annotations") or {}).get(POD_GROUP_COUNT)
             try:
                 total = int(total_text) if total_text is not None else len(members)
             except ValueError:
                 problems.append(f"annotation {POD_GROUP_COUNT}: not an integer ({total_text!r})")
                 total = len(members)
-            for index, (role, role_members) in enumerate(sorted(roles.items())):
-                count = len(role_members)
-                if len(roles) == 1:
-                    count = max(total, count)
-                podsets.append(self.make_podset(role if len(roles) > 1 else "main", count, None,
-                                                {"spec": role_members[0].get("spec") or {}}, ns, dra, problems))
+            for role, role_members in sorted(roles.items()):
+                # a single-role group is admitted as the whole group (total count) once complete
+                count = max(total, len(role_members)) if len(roles) == 1 else len(role_members)
+                podsets.append(self.make_podset(role, count, None, {"spec": role_members[0].get("spec") or {}},
+                                                ns, dra, problems))
             name = group
             uid = ""
         created = min((_parse_time(m["metadata"].get("creationTimestamp")) or EPOCH) for m, _ in members)
