@@ -33,6 +33,20 @@ and still does; `pending` = waiting for quota or for its preemptions; `inadmissi
 admitted until an object changes (missing/inactive queue, namespace not selected, no matching
 flavor, exceeds the maximum capacity, invalid workload); `preempted` = evicted by this
 evaluation (`preemptedBy` names the preemptor).
+
+Modelling notes (where a static evaluation has to choose what a live cluster does over time):
+* Feature gates as in v0.19.2 defaults: FlavorFungibility, PartialAdmission,
+  PrioritySortingWithinCohort, FlavorFungibilityPreserveScanProgress, FairSharingPrioritizeNonBorrowing,
+  FairSharingPreemptWithinNominal on; RecomputeAssignmentUponPreemptionTargetsOverlap,
+  PrioritizePreemptorWorkloads, PriorityBoost off; TAS, admission checks and
+  SchedulingEquivalenceHashing are not modelled.
+* Evictions complete between cycles: a victim releases its quota at the end of the cycle that
+  preempted it (inadmissible workloads of that cohort tree are requeued, as on a Kueue eviction
+  event) and re-enters its queue one cycle later, after the preemptor had its turn.
+* Without `cycles`, the loop stops when a cycle changes nothing; a cluster still changing after
+  8 x workloads + 100 cycles (preemption ping-pong) stops there with `result.converged` False.
+* Ties Kueue leaves to map order are broken by name (ClusterQueues, cohorts, resources) so the
+  output is the same for any input order.
 """
 
 from __future__ import annotations
