@@ -39,6 +39,33 @@ class _Skip(Exception):
     """This object is unusable; the message says why."""
 
 
+def _text(value: object, what: str, optional: bool = False) -> str | None:
+    """A name or reference: a non-empty string (or absent when optional)."""
+    if value is None or value == "":
+        if optional:
+            return None
+        raise _Skip(f"{what} is missing")
+    if not isinstance(value, str):
+        raise _Skip(f"{what} must be a string (got {value!r})")
+    return value
+
+
+def _choice(value: object, allowed: tuple[str, ...], default: str, what: str) -> str:
+    if value is None or value == "":
+        return default
+    if value not in allowed:
+        raise _Skip(f"{what} must be one of {', '.join(allowed)} (got {value!r})")
+    return str(value)
+
+
+def _mapping(value: object, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Skip(f"{what} must be a mapping")
+    return value
+
+
 def _group(api_version: str) -> str:
     return api_version.split("/", 1)[0] if "/" in api_version else ""
 
@@ -98,6 +125,17 @@ class _Loader:
             if not (kind == "Configuration" and _group(api_version) == "config.kueue.x-k8s.io"):
                 self.warn(codes.EVAL_MALFORMED, f"{kind} has no metadata.name; skipped", where)
                 return
+        for field in ("labels", "annotations"):
+            value = meta.get(field) if isinstance(meta, dict) else None
+            if value is not None and (not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+                self.warn(codes.EVAL_MALFORMED, f"{kind} {meta.get('name')}: metadata.{field} must map strings "
+                          "to strings; skipped", where)
+                return
+        if isinstance(meta, dict) and meta.get("namespace") is not None and not isinstance(meta.get("namespace"), str):
+            self.warn(codes.EVAL_MALFORMED, f"{kind} {meta.get('name')}: metadata.namespace is not a string; "
+                      "skipped", where)
+            return
         group = _group(api_version)
         handler = None
         if group == KUEUE_GROUP:
@@ -134,10 +172,19 @@ class _Loader:
             return
         if kind not in ("Configuration",) and not self._first_time(doc, where):
             return
+        self._guarded(handler, doc, where)
+
+    def _guarded(self, handler, doc: dict, where: SourcePosition | None, *extra):
         try:
-            handler(doc, where)
+            return handler(doc, where, *extra)
         except _Skip as error:
             self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {error}; skipped", where)
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as error:
+            # A field of the wrong type somewhere (a string where a mapping belongs, ...): the
+            # API server would have refused the object, so it cannot be in a real export.
+            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: malformed object ({type(error).__name__}: "
+                                             f"{error}); skipped", where)
+        return None
 
     def _first_time(self, doc: dict, where: SourcePosition | None) -> bool:
         meta = doc["metadata"]
@@ -167,20 +214,32 @@ class _Loader:
 
     def resource_groups(self, spec: dict) -> list[ResourceGroup]:
         groups = []
-        for gi, group in enumerate(spec.get("resourceGroups") or []):
+        groups_value = spec.get("resourceGroups") or []
+        if not isinstance(groups_value, list):
+            raise _Skip("resourceGroups must be a list")
+        for gi, group in enumerate(groups_value):
             if not isinstance(group, dict):
                 raise _Skip(f"resourceGroups[{gi}] is not a mapping")
-            covered = [str(r) for r in group.get("coveredResources") or []]
+            covered_value = group.get("coveredResources") or []
+            if not isinstance(covered_value, list):
+                raise _Skip(f"resourceGroups[{gi}].coveredResources must be a list")
+            covered = [_text(r, f"resourceGroups[{gi}].coveredResources[]") for r in covered_value]
             rg = ResourceGroup(covered_resources=covered, flavors=[])
-            for fi, flavor in enumerate(group.get("flavors") or []):
-                if not isinstance(flavor, dict) or not flavor.get("name"):
-                    raise _Skip(f"resourceGroups[{gi}].flavors[{fi}] has no name")
-                fname = str(flavor["name"])
+            flavors_value = group.get("flavors") or []
+            if not isinstance(flavors_value, list):
+                raise _Skip(f"resourceGroups[{gi}].flavors must be a list")
+            for fi, flavor in enumerate(flavors_value):
+                if not isinstance(flavor, dict):
+                    raise _Skip(f"resourceGroups[{gi}].flavors[{fi}] is not a mapping")
+                fname = _text(flavor.get("name"), f"resourceGroups[{gi}].flavors[{fi}].name")
                 rg.flavors.append(fname)
-                for ri, res in enumerate(flavor.get("resources") or []):
-                    if not isinstance(res, dict) or not res.get("name"):
-                        raise _Skip(f"resourceGroups[{gi}].flavors[{fi}].resources[{ri}] has no name")
-                    rname = str(res["name"])
+                resources_value = flavor.get("resources") or []
+                if not isinstance(resources_value, list):
+                    raise _Skip(f"flavor {fname}: resources must be a list")
+                for ri, res in enumerate(resources_value):
+                    if not isinstance(res, dict):
+                        raise _Skip(f"resourceGroups[{gi}].flavors[{fi}].resources[{ri}] is not a mapping")
+                    rname = _text(res.get("name"), f"resourceGroups[{gi}].flavors[{fi}].resources[{ri}].name")
                     path = f"flavor {fname} resource {rname}"
                     nominal = self._units(rname, res.get("nominalQuota", 0), f"{path} nominalQuota")
                     borrow = res.get("borrowingLimit")
@@ -197,7 +256,7 @@ class _Loader:
 
     @staticmethod
     def _weight(spec: dict) -> Decimal:
-        weight = (spec.get("fairSharing") or {}).get("weight")
+        weight = _mapping(spec.get("fairSharing"), "fairSharing").get("weight")
         if weight is None:
             return Decimal(1)
         try:
@@ -207,7 +266,12 @@ class _Loader:
 
     # ---- kinds -----------------------------------------------------------------------------
     def resource_flavor(self, doc: dict, where: SourcePosition | None) -> None:
-        spec = doc.get("spec") or {}
+        spec = _mapping(doc.get("spec"), "spec")
+        for field in ("nodeLabels",):
+            _mapping(spec.get(field), f"spec.{field}")
+        for field in ("nodeTaints", "tolerations"):
+            if spec.get(field) is not None and not isinstance(spec.get(field), list):
+                raise _Skip(f"spec.{field} must be a list")
         name = doc["metadata"]["name"]
         self.state.flavors[name] = ResourceFlavor(
             name=name,
@@ -217,52 +281,64 @@ class _Loader:
             source=where)
 
     def cohort(self, doc: dict, where: SourcePosition | None) -> None:
-        spec = doc.get("spec") or {}
+        spec = _mapping(doc.get("spec"), "spec")
         name = doc["metadata"]["name"]
-        parent = spec.get("parentName") or spec.get("parent")
+        parent = _text(spec.get("parentName") or spec.get("parent"), "spec.parentName", optional=True)
         self.state.cohorts[name] = Cohort(name=name, parent=parent or None,
                                           resource_groups=self.resource_groups(spec),
                                           fair_weight=self._weight(spec), source=where)
 
     def cluster_queue(self, doc: dict, where: SourcePosition | None) -> None:
-        spec = doc.get("spec") or {}
+        spec = _mapping(doc.get("spec"), "spec")
         name = doc["metadata"]["name"]
-        fung = spec.get("flavorFungibility") or {}
-        when_borrow = fung.get("whenCanBorrow", "MayStopSearch")
-        if when_borrow == "Borrow":  # v1beta1 spelling
-            when_borrow = "MayStopSearch"
-        when_preempt = fung.get("whenCanPreempt", "TryNextFlavor")
-        if when_preempt == "Preempt":  # v1beta1 spelling
-            when_preempt = "MayStopSearch"
-        pre = spec.get("preemption") or {}
-        bwc = pre.get("borrowWithinCohort") or {}
+        fung = _mapping(spec.get("flavorFungibility"), "spec.flavorFungibility")
+        # v1beta1 spelled MayStopSearch as Borrow / Preempt
+        when_borrow = _choice(fung.get("whenCanBorrow"), ("MayStopSearch", "TryNextFlavor", "Borrow"),
+                              "MayStopSearch", "whenCanBorrow").replace("Borrow", "MayStopSearch")
+        when_preempt = _choice(fung.get("whenCanPreempt"), ("MayStopSearch", "TryNextFlavor", "Preempt"),
+                               "TryNextFlavor", "whenCanPreempt").replace("Preempt", "MayStopSearch")
+        preference = fung.get("preference")
+        if preference is not None:
+            preference = _choice(preference, ("BorrowingOverPreemption", "PreemptionOverBorrowing"),
+                                 "BorrowingOverPreemption", "flavorFungibility.preference")
+        pre = _mapping(spec.get("preemption"), "spec.preemption")
+        bwc = _mapping(pre.get("borrowWithinCohort"), "spec.preemption.borrowWithinCohort")
         threshold = bwc.get("maxPriorityThreshold")
+        if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool)):
+            raise _Skip("borrowWithinCohort.maxPriorityThreshold must be an integer")
         selector = spec.get("namespaceSelector")
-        checks = [str(c) for c in spec.get("admissionChecks") or []]
-        for check in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []:
-            if isinstance(check, dict) and check.get("name"):
-                checks.append(str(check["name"]))
+        if selector is not None and not isinstance(selector, dict):
+            raise _Skip("spec.namespaceSelector must be a mapping")
+        checks = [str(c) for c in spec.get("admissionChecks") or [] if isinstance(c, str)]
+        for check in _mapping(spec.get("admissionChecksStrategy"), "admissionChecksStrategy").get("admissionChecks") or []:
+            if isinstance(check, dict) and isinstance(check.get("name"), str):
+                checks.append(check["name"])
         self.state.cluster_queues[name] = ClusterQueue(
             name=name,
-            cohort=spec.get("cohortName") or spec.get("cohort") or None,
+            cohort=_text(spec.get("cohortName") or spec.get("cohort"), "spec.cohortName", optional=True),
             resource_groups=self.resource_groups(spec),
-            namespace_selector=selector if isinstance(selector, dict) else None,
-            queueing_strategy=spec.get("queueingStrategy", "BestEffortFIFO"),
-            fungibility=FlavorFungibility(when_borrow, when_preempt, fung.get("preference")),
+            namespace_selector=selector,
+            queueing_strategy=_choice(spec.get("queueingStrategy"), ("StrictFIFO", "BestEffortFIFO"),
+                                      "BestEffortFIFO", "queueingStrategy"),
+            fungibility=FlavorFungibility(when_borrow, when_preempt, preference),
             preemption=PreemptionPolicy(
-                pre.get("withinClusterQueue", "Never"), pre.get("reclaimWithinCohort", "Never"),
-                bwc.get("policy", "Never"), int(threshold) if threshold is not None else None),
-            stop_policy=spec.get("stopPolicy", "None") or "None",
+                _choice(pre.get("withinClusterQueue"), ("Never", "LowerPriority", "LowerOrNewerEqualPriority"),
+                        "Never", "withinClusterQueue"),
+                _choice(pre.get("reclaimWithinCohort"), ("Never", "LowerPriority", "Any"), "Never",
+                        "reclaimWithinCohort"),
+                _choice(bwc.get("policy"), ("Never", "LowerPriority"), "Never", "borrowWithinCohort.policy"),
+                threshold),
+            stop_policy=_choice(spec.get("stopPolicy"), ("None", "Hold", "HoldAndDrain"), "None", "stopPolicy"),
             fair_weight=self._weight(spec), admission_checks=checks, source=where)
 
     def local_queue(self, doc: dict, where: SourcePosition | None) -> None:
-        spec = doc.get("spec") or {}
+        spec = _mapping(doc.get("spec"), "spec")
         meta = doc["metadata"]
         ns = meta.get("namespace") or "default"
-        if not spec.get("clusterQueue"):
-            raise _Skip("spec.clusterQueue is missing")
+        cq = _text(spec.get("clusterQueue"), "spec.clusterQueue")
         self.state.local_queues[(ns, meta["name"])] = LocalQueue(
-            ns, meta["name"], str(spec["clusterQueue"]), spec.get("stopPolicy", "None") or "None", where)
+            ns, meta["name"], cq, _choice(spec.get("stopPolicy"), ("None", "Hold", "HoldAndDrain"), "None",
+                                          "stopPolicy"), where)
 
     def priority_class(self, doc: dict, where: SourcePosition | None) -> None:
         value = doc.get("value")
@@ -317,11 +393,7 @@ class _Loader:
                 str(spec["extendedResourceName"]): name for name, spec in self.device_classes.items()
                 if isinstance(spec, dict) and spec.get("extendedResourceName")})
         for doc, where in self.deferred:
-            try:
-                workload = self.build_workload(doc, where, dra)
-            except _Skip as error:
-                self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {error}; skipped", where)
-                continue
+            workload = self._guarded(self.build_workload, doc, where, dra)
             if workload is not None:
                 self.state.workloads.append(workload)
         self.build_pod_workloads(dra)
@@ -378,7 +450,8 @@ class _Loader:
             for index, ps in enumerate(spec.get("podSets") or []):
                 if not isinstance(ps, dict):
                     raise _Skip(f"spec.podSets[{index}] is not a mapping")
-                podsets.append(self.make_podset(str(ps.get("name", "main")), ps.get("count", 1),
+                podsets.append(self.make_podset(_text(ps.get("name", "main"), f"spec.podSets[{index}].name"),
+                                                ps.get("count", 1),
                                                 ps.get("minCount"), ps.get("template"), ns, dra, problems))
             if not podsets:
                 raise _Skip("spec.podSets is empty")
@@ -386,7 +459,7 @@ class _Loader:
             if not isinstance(priority, int) or isinstance(priority, bool):
                 ref = spec.get("priorityClassRef") or {}
                 pc_name = ref.get("name") if isinstance(ref, dict) else None
-                pc_name = pc_name or spec.get("priorityClassName")
+                pc_name = _text(pc_name or spec.get("priorityClassName"), "priority class name", optional=True)
                 source = (ref.get("kind") if isinstance(ref, dict) else None) or spec.get("priorityClassSource")
                 if pc_name and source in ("PriorityClass", "scheduling.k8s.io/priorityclass"):
                     priority = self.pod_priority_classes.get(pc_name, 0)
@@ -394,7 +467,8 @@ class _Loader:
                     priority = self.state.priority_classes.get(pc_name, 0)
                 else:
                     priority = 0
-            workload = Workload(namespace=ns, name=meta["name"], queue_name=spec.get("queueName"),
+            workload = Workload(namespace=ns, name=meta["name"],
+                                queue_name=_text(spec.get("queueName"), "spec.queueName", optional=True),
                                 podsets=podsets, priority=priority, created=created, uid=uid,
                                 job_uid=str((meta.get("labels") or {}).get("kueue.x-k8s.io/job-uid", "")),
                                 active=spec.get("active", True) is not False, kind=kind, source=where)
@@ -521,9 +595,9 @@ class _Loader:
             if group:
                 groups.setdefault((ns, group), []).append((doc, where))
                 continue
-            self.deferred_pod(doc, where, dra, [(doc, where)], None)
+            self._guarded(self.deferred_pod, doc, where, dra, [(doc, where)], None)
         for (ns, group), members in sorted(groups.items()):
-            self.deferred_pod(members[0][0], members[0][1], dra, members, group)
+            self._guarded(self.deferred_pod, members[0][0], members[0][1], dra, members, group)
 
     def deferred_pod(self, doc: dict, where: SourcePosition | None, dra: DraContext,
                      members: list[tuple[dict, SourcePosition | None]], group: str | None) -> None:

@@ -1,0 +1,115 @@
+"""Malformed objects never crash the engine: whatever shape a manifest has, loading and
+evaluating either works (skipping or flagging what is wrong) or raises the user-error type."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.errors import InputError
+from compiler.evaluator import evaluate, load_manifests
+
+KINDS = ["ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "Workload"]
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(
+    ["", "1", "-1", "12Gx", "500m", "1Gi", "cpu", "default", "Never", "Any", "main", "2026-01-01T00:00:00Z"]))
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["name", "count", "nominalQuota", "resources", "flavors",
+                                     "coveredResources", "requests", "containers", "template", "spec",
+                                     "podSets", "queueName", "clusterQueue", "cohortName", "parentName",
+                                     "resourceGroups", "namespaceSelector", "admission", "conditions",
+                                     "status", "type", "minCount", "priority", "value"]), inner, max_size=4)),
+    max_leaves=12)
+
+
+@st.composite
+def manifests(draw) -> list:
+    docs = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(KINDS))
+        doc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind,
+               "metadata": {"name": draw(st.sampled_from(["a", "b", "default"])), "namespace": "ns"}}
+        for field in ("spec", "status", "value"):
+            if draw(st.booleans()):
+                doc[field] = draw(values)
+        docs.append(doc if draw(st.integers(0, 9)) else draw(values))
+    return docs
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(manifests())
+def test_malformed_manifests_never_crash(docs: list) -> None:
+    try:
+        state = load_manifests(docs)
+    except InputError:
+        return
+    result = evaluate(state)
+    result.to_json()
+    for name in result.outcomes:
+        result.explain(name)
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, prefix + (index,))
+
+
+def _replace(node, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        copy = dict(node)
+        copy[head] = _replace(node[head], rest, new)
+        return copy
+    copy = list(node)
+    copy[head] = _replace(node[head], rest, new)
+    return copy
+
+
+def _scenario_objects() -> list[list]:
+    from pathlib import Path
+
+    from ruamel.yaml import YAML
+    here = Path(__file__).parent
+    out = []
+    for path in sorted((here / "scenarios").glob("*.yaml")):
+        data = YAML(typ="safe").load(path.read_text())
+        objects = []
+        for fixture in data.get("include", []):
+            objects.extend(YAML(typ="safe").load((here / "fixtures" / fixture).read_text()))
+        objects.extend(data["objects"])
+        out.append(objects)
+    return out
+
+
+SCENARIO_OBJECTS = _scenario_objects()
+
+
+@st.composite
+def mutated_scenarios(draw) -> list:
+    objects = list(draw(st.sampled_from(SCENARIO_OBJECTS)))
+    for _ in range(draw(st.integers(1, 3))):
+        index = draw(st.integers(0, len(objects) - 1))
+        paths = list(_paths(objects[index]))
+        path = draw(st.sampled_from(paths[1:] or paths))
+        objects[index] = _replace(objects[index], path, draw(values))
+    return objects
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_scenarios())
+def test_mutated_real_scenarios_never_crash(docs: list) -> None:
+    try:
+        state = load_manifests(docs)
+    except InputError:
+        return
+    result = evaluate(state)
+    result.to_json()
+    for name in result.outcomes:
+        result.explain(name)
