@@ -7,7 +7,7 @@ import json
 import pytest
 
 from compiler_testkit import CLUSTER, snapshot, team, write_policy
-from conftest import run_cli
+from kp_testing import run_cli
 
 MIG_CLUSTER = CLUSTER.replace(
     "    - {name: spot,", "    - {name: mig, gpu: H100-80GB, nodes: 1, gpusPerNode: 8, mig: planned}\n    - {name: spot,")

@@ -8,7 +8,7 @@ import subprocess
 from ruamel.yaml import YAML
 
 from compiler_testkit import CLUSTER, snapshot, team, write_policy
-from conftest import run_cli
+from kp_testing import run_cli
 
 yaml = YAML(typ="safe", pure=True)
 MIG_CLUSTER = CLUSTER.replace(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler_testkit import CLUSTER, TEAM_A, snapshot, team, write_policy
-from conftest import run_cli
+from kp_testing import run_cli
 
 
 def test_failed_compile_leaves_out_exactly_as_it_was(tmp_path):

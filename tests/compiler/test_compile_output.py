@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from compiler.pipeline import PolicySource, compile_policy
 from compiler_testkit import CLUSTER, TEAM_A, snapshot, team, write_policy
-from conftest import REPO_ROOT, run_cli
+from kp_testing import REPO_ROOT, run_cli
 
 yaml = YAML(typ="safe", pure=True)
 

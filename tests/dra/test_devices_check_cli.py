@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from compiler.cli import main
 from compiler.dra.classes import build_dra_objects
-from conftest import run_cli
+from kp_testing import run_cli
 
 INVENTORY = Path(__file__).parent / "data" / "inventory-nvidia.yaml"
 

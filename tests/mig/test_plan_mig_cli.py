@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from kp_testing import run_cli
 
 
 def test_json_output():

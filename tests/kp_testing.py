@@ -1,0 +1,20 @@
+"""Helpers every test area shares (importable as `kp_testing`: tests/ is on pytest's pythonpath)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = Path(os.environ.get("KUEUE_POLICY_SHARED", REPO_ROOT.parent / "shared"))
+
+
+def run_cli(*args: str, cwd: Path | None = None, input: str | None = None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real console script as a subprocess, the way users and CI run it."""
+    exe = shutil.which("kueue-policy", path=str(Path(sys.executable).parent)) or "kueue-policy"
+    return subprocess.run([exe, *args], cwd=cwd, input=input, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
