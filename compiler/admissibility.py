@@ -161,6 +161,8 @@ class _Universes:
         self.total = total
         self.own = own
         self.count = 0
+        # A team's idle-world cohort quota is the same for each of its workloads: build it once.
+        self._cohort_groups: dict[str, list[dict]] = {}
 
     def add(self, team: ResolvedTeam, workload: ResolvedWorkload, pools: list[ResolvedPool]) -> str:
         """Add one universe; returns the workload's "ns/name"."""
@@ -175,17 +177,10 @@ class _Universes:
         spec.pop("cohort", None)
         if team.cohort is not None:
             spec[self.cohort_field] = name
-            covered = spec["resourceGroups"][0]["coveredResources"] if spec.get("resourceGroups") else []
-            group = {"covered": covered, "flavors": {}}
-            if not self.contended and covered:
-                own = self.own.get(team.name, {})
-                for flavor in (f["name"] for f in spec["resourceGroups"][0]["flavors"]):
-                    group["flavors"][flavor] = {r: self.total.get((flavor, r), Fraction(0)) - own.get((flavor, r), Fraction(0))
-                                                for r in covered}
             cohort: dict = {"apiVersion": self.api, "kind": "Cohort", "metadata": {"name": name}, "spec": {}}
-            if group["flavors"]:
-                cohort["spec"]["resourceGroups"] = [{"coveredResources": covered,
-                                                     "flavors": _quota_resources(group["flavors"], covered)}]
+            groups = self._cohort_quota(team, spec)
+            if groups:
+                cohort["spec"]["resourceGroups"] = groups
             self.objects.append(cohort)
         self.objects.append(queue)
         namespace = team.namespaces[0]
@@ -211,6 +206,20 @@ class _Universes:
                              "spec": workload_spec})
         return f"{namespace}/{name}"
 
+    def _cohort_quota(self, team: ResolvedTeam, spec: dict) -> list[dict]:
+        """Everything the rest of the cluster can lend the team (idle world), or nothing."""
+        if self.contended or not spec.get("resourceGroups"):
+            return []
+        if team.name not in self._cohort_groups:
+            covered = spec["resourceGroups"][0]["coveredResources"]
+            own = self.own.get(team.name, {})
+            flavors = {flavor: {r: self.total.get((flavor, r), Fraction(0)) - own.get((flavor, r), Fraction(0))
+                                for r in covered}
+                       for flavor in (f["name"] for f in spec["resourceGroups"][0]["flavors"])}
+            self._cohort_groups[team.name] = [{"coveredResources": covered,
+                                               "flavors": _quota_resources(flavors, covered)}]
+        return self._cohort_groups[team.name]
+
     def run(self):
         return evaluate(load_manifests(self.objects))
 
@@ -224,30 +233,37 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
     own = _lendable_by_team(build)
     total = _cohort_lendable(build, cluster, own)
     idle = _Universes(cluster, build, False, total, own)
-    contended = _Universes(cluster, build, True, total, own)
-    pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, str | None]] = []
+    pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, list[ResolvedPool]]] = []
     for team in cluster.teams:
         for workload in team.workloads:
             reason, pools = _structural_never(team, workload, placement)
-            if reason is not None:
-                pending.append((team, workload, reason, None, None))
-                continue
-            pending.append((team, workload, None, idle.add(team, workload, pools),
-                            contended.add(team, workload, pools)))
+            key = idle.add(team, workload, pools) if reason is None else None
+            pending.append((team, workload, reason, key, pools))
     idle_result = idle.run() if idle.count else None
+    # Only a workload that borrowed in the idle world needs the contended one. One admitted
+    # without borrowing took the first flavor where it fits at all (whenCanBorrow MayStopSearch):
+    # earlier flavors did not fit even with the cohort's help, so with less help they still do
+    # not, and its own quota on that flavor is untouched by other teams using theirs.
+    contended = _Universes(cluster, build, True, total, own)
+    contended_keys: dict[int, str] = {}
+    for index, (team, workload, reason, key, pools) in enumerate(pending):
+        if key is not None:
+            outcome = idle_result.workload(key)
+            if outcome.status == "admitted" and outcome.borrowing:
+                contended_keys[index] = contended.add(team, workload, pools)
     contended_result = contended.run() if contended.count else None
     verdicts = []
-    for team, workload, reason, idle_key, contended_key in pending:
+    for index, (team, workload, reason, key, _) in enumerate(pending):
         name = workload.spec.name
         if reason is not None:
             verdicts.append(Verdict(team.name, name, NEVER, reason))
             continue
-        free = idle_result.workload(idle_key)
+        free = idle_result.workload(key)
         if free.status != "admitted":
             verdicts.append(Verdict(team.name, name, NEVER,
                                     free.reason or "Kueue would not admit it even on an idle cluster"))
             continue
-        busy = contended_result.workload(contended_key)
+        busy = contended_result.workload(contended_keys[index]) if index in contended_keys else free
         if busy.status == "admitted" and not busy.borrowing:
             flavor = _flavor_of(busy)
             verdicts.append(Verdict(team.name, name, GUARANTEED,

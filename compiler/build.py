@@ -40,10 +40,27 @@ WAVE_NAMESPACED = 2   # LocalQueues, ResourceClaimTemplates
 CPU, MEMORY = "cpu", "memory"
 
 
+@dataclass(frozen=True)
+class Origin:
+    """The policy node an object comes from. The line is looked up only when asked for: a valid
+    policy never needs it, and looking it up costs a round-trip parse of the file."""
+
+    located: Any  # compiler.validate.Located
+    node_path: tuple
+
+    @property
+    def file(self) -> str:
+        return self.located.path
+
+    @property
+    def position(self) -> SourcePosition:
+        return self.located.position(*self.node_path)
+
+
 @dataclass
 class BuiltObject:
     obj: dict[str, Any]
-    origin: SourcePosition
+    origin: Origin
     wave: int
     # Path under out/<cluster>/, e.g. "kueue/clusterqueues/alpha.yaml".
     relpath: str
@@ -194,7 +211,7 @@ class ClusterBuilder:
                               labels={**self.labels, "kueue-policy.io/pool": pool.name},
                               annotations=self._annotations(WAVE_FOUNDATION), node_labels=node_labels,
                               taints=[t.model_dump() for t in spec.taints])
-        return BuiltObject(obj, self.cluster.located.position("spec", "pools", pool.index), WAVE_FOUNDATION,
+        return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index)), WAVE_FOUNDATION,
                            f"kueue/resourceflavors/{pool.flavor}.yaml")
 
     def root_cohort(self) -> BuiltObject:
@@ -222,7 +239,7 @@ class ClusterBuilder:
                               labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION), parent=None,
                               fair_weight=fair,
                               resource_groups=[{"covered": self.covered, "flavors": flavors}])
-        return BuiltObject(obj, self.cluster.located.position("spec", "pools"), WAVE_FOUNDATION,
+        return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools")), WAVE_FOUNDATION,
                            f"kueue/cohorts/{self.cluster.root_cohort}.yaml")
 
     def _fair_weight(self, weight: float) -> str | None:
@@ -235,7 +252,7 @@ class ClusterBuilder:
                               labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION),
                               parent=cohort.parent, fair_weight=self._fair_weight(cohort.spec.weight),
                               resource_groups=[])
-        return BuiltObject(obj, self.cluster.located.position("spec", "cohorts", cohort.index), WAVE_FOUNDATION,
+        return BuiltObject(obj, Origin(self.cluster.located, ("spec", "cohorts", cohort.index)), WAVE_FOUNDATION,
                            f"kueue/cohorts/{cohort.spec.name}.yaml")
 
     def priority_class(self, index: int) -> BuiltObject:
@@ -244,7 +261,7 @@ class ClusterBuilder:
                               name=priority.name, labels=self.labels,
                               annotations=self._annotations(WAVE_FOUNDATION), value=priority.value,
                               description=priority.description)
-        return BuiltObject(obj, self.cluster.located.position("spec", "priorities", index), WAVE_FOUNDATION,
+        return BuiltObject(obj, Origin(self.cluster.located, ("spec", "priorities", index)), WAVE_FOUNDATION,
                            f"kueue/workloadpriorityclasses/{priority.name}.yaml")
 
     def team_quotas(self, team: ResolvedTeam) -> dict[str, dict[str, FlavorQuota]]:
@@ -304,7 +321,7 @@ class ClusterBuilder:
                               resource_groups=[{"covered": self.covered, "flavors": flavors}] if flavors else [])
         if not flavors:
             obj["spec"]["resourceGroups"] = []
-        return BuiltObject(obj, team.located.position("spec"), WAVE_QUEUES,
+        return BuiltObject(obj, Origin(team.located, ("spec",)), WAVE_QUEUES,
                            f"kueue/clusterqueues/{team.name}.yaml")
 
     def local_queue(self, team: ResolvedTeam, index: int) -> BuiltObject:
@@ -317,8 +334,8 @@ class ClusterBuilder:
         obj = render_template("kueue/localqueue.yaml.j2", api_version=self.api_version, name="default",
                               namespace=namespace, labels={**self.labels, "kueue-policy.io/team": team.name},
                               annotations=annotations, cluster_queue=team.name)
-        return BuiltObject(obj, team.located.position("spec", "namespaces", index), WAVE_NAMESPACED,
-                           f"kueue/localqueues/{namespace}/default.yaml")
+        return BuiltObject(obj, Origin(team.located, ("spec", "namespaces", index)), WAVE_NAMESPACED,
+                           f"kueue/localqueues/{namespace}.default.yaml")
 
     # --- the device side: DRA classes and claims, MIG layouts, Kueue's configuration ----------
     def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
@@ -333,7 +350,7 @@ class ClusterBuilder:
 
     def device_side(self, result: BuildResult) -> None:
         spec = self.cluster.spec
-        position = self.cluster.located.position("spec", "gpuAccess")
+        position = Origin(self.cluster.located, ("spec", "gpuAccess"))
         namespace_devices = {ns: self._team_devices(team) for team in self.cluster.teams for ns in team.namespaces}
         gates = [name for name, on in spec.featureGates.items() if on]
         dra = build_dra_objects(spec.gpuAccess, spec.kubernetesVersion, namespace_devices, feature_gates=gates)
@@ -351,8 +368,8 @@ class ClusterBuilder:
                 meta["annotations"] = {**meta.get("annotations", {}), **self._annotations(WAVE_NAMESPACED)}
             team = next(t for t in self.cluster.teams if meta["namespace"] in t.namespaces)
             result.objects.append(BuiltObject(
-                template, team.located.position("spec", "namespaces", team.namespaces.index(meta["namespace"])),
-                WAVE_NAMESPACED, f"dra/resourceclaimtemplates/{meta['namespace']}/{meta['name']}.yaml"))
+                template, Origin(team.located, ("spec", "namespaces", team.namespaces.index(meta["namespace"]))),
+                WAVE_NAMESPACED, f"dra/resourceclaimtemplates/{meta['namespace']}.{meta['name']}.yaml"))
         fragment: dict[str, Any] = dict(dra.mapping_fragment or {})
         if spec.fairSharing.enabled:
             fragment["fairSharing"] = {"preemptionStrategies": list(spec.fairSharing.preemptionStrategies)}
@@ -391,7 +408,7 @@ class ClusterBuilder:
         if self.argocd:
             configmap["metadata"]["annotations"] = self._annotations(WAVE_FOUNDATION)
         first = next(iter(self.placement.mig_plans.values())).pool
-        result.objects.append(BuiltObject(configmap, self.cluster.located.position("spec", "pools", first.index, "mig"),
+        result.objects.append(BuiltObject(configmap, Origin(self.cluster.located, ("spec", "pools", first.index, "mig")),
                                           WAVE_FOUNDATION, "mig/mig-parted-config.yaml"))
 
     def build(self) -> BuildResult:

@@ -20,6 +20,11 @@ allow_inadmissible_option = click.option(
     help="Do not fail when a declared workload could never be admitted (the verdicts are still reported).")
 
 
+# A summary is for reading: past these, the table says how many more rows REPORT.md holds.
+MAX_TEAM_ROWS = 40
+MAX_WORKLOAD_ROWS = 60
+
+
 def _console() -> Console:
     # A fixed width keeps the output identical in a terminal, in CI logs and in tests.
     return Console(width=140, highlight=False, soft_wrap=False)
@@ -44,23 +49,32 @@ def _summary(result: CompileResult, out: Path | None) -> None:
         teams = Table(title="quota per team and flavor", title_justify="left")
         for column in ("team", "cohort", "flavor", "resource", "guaranteed", "burst", "lend"):
             teams.add_column(column)
-        for team in report["teams"]:
+        for team in report["teams"][:MAX_TEAM_ROWS]:
             for index, flavor in enumerate(team["flavors"]):
                 first = index == 0
                 teams.add_row(team["name"] if first else "", (team["cohort"] or "-") if first else "",
                               flavor["flavor"], flavor["resource"], str(flavor["guaranteed"]),
                               "unlimited" if flavor["burst"] is None else str(flavor["burst"]),
                               "all" if flavor["lend"] is None else str(flavor["lend"]))
+        if len(report["teams"]) > MAX_TEAM_ROWS:
+            teams.caption = f"... and {len(report['teams']) - MAX_TEAM_ROWS} more teams: see {name}/REPORT.md"
         console.print(teams)
-        _verdict_table(console, report["workloads"])
+        _verdict_table(console, report["workloads"], limit=MAX_WORKLOAD_ROWS, where=f"{name}/REPORT.md")
 
 
-def _verdict_table(console: Console, workloads: list[dict]) -> None:
-    table = Table(title="declared workloads", title_justify="left")
+def _verdict_table(console: Console, workloads: list[dict], limit: int | None = None, where: str = "") -> None:
+    counts = {v: sum(1 for w in workloads if w["verdict"] == v) for v in ("guaranteed", "borrowing", "never")}
+    title = "declared workloads: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+    table = Table(title=title, title_justify="left")
     for column in ("team", "workload", "verdict", "reason"):
         table.add_column(column, overflow="fold")
-    for workload in workloads:
+    # The ones that need attention first when the list is cut.
+    shown = workloads if limit is None or len(workloads) <= limit else (
+        sorted(workloads, key=lambda w: ("never", "borrowing", "guaranteed").index(w["verdict"]))[:limit])
+    for workload in shown:
         table.add_row(workload["team"], workload["name"], workload["verdict"], workload["reason"])
+    if len(shown) < len(workloads):
+        table.caption = f"... and {len(workloads) - len(shown)} more: see {where}"
     console.print(table)
 
 

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping
 
@@ -97,10 +98,25 @@ def is_generated(path: Path) -> bool:
     return f'"{JSON_MARKER_KEY}": "kueue-policy"' in head
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
+
+def _write_all(root: Path, files: Mapping[str, str]) -> None:
+    """Write many small files. Creating a file costs a syscall round trip that dominates on some
+    filesystems (~1 ms here), and threads overlap those waits; content and names are unaffected."""
+    folders = {PurePosixPath(rel).parent for rel in files} - {PurePosixPath(".")}
+    folders |= {parent for folder in folders for parent in folder.parents} - {PurePosixPath(".")}
+
+    def write(item: tuple[str, str]) -> None:
+        with (root / item[0]).open("w", encoding="utf-8", newline="\n") as handle:
+            handle.write(item[1])
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        # Parents before children: one level of depth at a time.
+        for depth in sorted({len(f.parts) for f in folders}):
+            level = sorted(f for f in folders if len(f.parts) == depth)
+            for _ in pool.map(lambda folder: (root / folder).mkdir(exist_ok=True), level):
+                pass
+        for _ in pool.map(write, files.items()):
+            pass
 
 
 def _foreign_files(folder: Path) -> dict[str, Path]:
@@ -129,8 +145,7 @@ def replace_folder(target: Path, files: Mapping[str, str]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     try:
-        for rel, text in files.items():
-            _write_text(staging / rel, text)
+        _write_all(staging, files)
         for rel, path in foreign.items():
             destination = staging / rel
             destination.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,10 @@
 """Stage 1, load: policy files -> plain YAML data with the position of every node.
 
+Two readers, one result. The fast path (libyaml, YAML 1.2 core scalars) reads valid files; the
+position of every node comes from ruamel.yaml's round-trip loader, on demand, when a diagnostic
+needs one. A file the fast path cannot read faithfully goes to ruamel directly, which reports
+syntax errors and duplicate keys at their position.
+
 The loader is deliberately strict, because a policy file is reviewed by people and executed by a
 machine: it refuses non-UTF-8 text, tabs in indentation, duplicate keys, and anchors/aliases
 (refused while *parsing*, before anything is composed, so an alias bomb costs nothing).
@@ -33,13 +38,40 @@ NodePath = tuple[str | int, ...]
 
 @dataclass
 class LoadedDocument:
-    """One YAML document of one policy file, as plain Python data plus a position table."""
+    """One YAML document of one policy file, as plain Python data plus a position table.
+
+    The position table comes from ruamel.yaml's round-trip loader. A valid policy never needs
+    it, so when the data was read by the fast path it is built on first use (only files that
+    produce a diagnostic pay for it)."""
 
     path: str  # display path, e.g. "policies/teams/alpha.yaml"
     index: int  # 0-based document index within the file
     data: Any
-    positions: dict[NodePath, SourcePosition] = field(default_factory=dict)
-    key_positions: dict[NodePath, SourcePosition] = field(default_factory=dict)
+    _positions: dict[NodePath, SourcePosition] | None = field(default=None, repr=False)
+    _key_positions: dict[NodePath, SourcePosition] | None = field(default=None, repr=False)
+    _text: str | None = field(default=None, repr=False)  # set when positions are still to be read
+
+    @property
+    def positions(self) -> dict[NodePath, SourcePosition]:
+        self._ensure_positions()
+        return self._positions  # type: ignore[return-value]
+
+    @property
+    def key_positions(self) -> dict[NodePath, SourcePosition]:
+        self._ensure_positions()
+        return self._key_positions  # type: ignore[return-value]
+
+    def _ensure_positions(self) -> None:
+        if self._positions is not None:
+            return
+        self._positions, self._key_positions = {}, {}
+        if self._text is None:
+            return
+        for index, node in enumerate(_yaml().load_all(self._text)):
+            if index == self.index:
+                _record(node, (), self, self.path)
+                break
+        self._text = None
 
     def position(self, path: Iterable[str | int] = (), *, key: bool = False) -> SourcePosition:
         """The position of the node at `path`, or of its nearest ancestor that has one.
@@ -174,6 +206,76 @@ def _plain(node: Any, path: NodePath, doc: LoadedDocument, display_path: str) ->
     return node
 
 
+def _record(node: Any, path: NodePath, doc: LoadedDocument, display_path: str) -> None:
+    """Fill the document's position table from a ruamel round-trip node (data is discarded)."""
+    if getattr(node, "lc", None) is not None and not path:
+        doc._positions[()] = SourcePosition(display_path, node.lc.line + 1, node.lc.col + 1)  # type: ignore[index]
+    _plain(node, path, doc, display_path)
+
+
+class _FastLoader(pyyaml.CSafeLoader):
+    """libyaml, reading scalars as YAML 1.2's core schema does (as ruamel.yaml does: `on` and `no`
+    are strings, `010` is ten, no timestamps) and refusing duplicate keys. Any error sends the
+    file to the ruamel path, which reports it with its position."""
+
+    yaml_implicit_resolvers: dict = {}
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - PyYAML's signature
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise pyyaml.constructor.ConstructorError(None, None, "duplicate key", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_core_int(self, node):  # noqa: ANN001
+        value = self.construct_scalar(node).replace("_", "")
+        sign = -1 if value.startswith("-") else 1
+        digits = value.lstrip("+-")
+        if digits.startswith("0x"):
+            return sign * int(digits[2:], 16)
+        if digits.startswith("0o"):
+            return sign * int(digits[2:], 8)
+        return sign * int(digits, 10)
+
+
+_FastLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                  list("tTfF"))
+_FastLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+                                  list("-+0123456789"))
+_FastLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."))
+_FastLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"),
+                                  ["~", "n", "N", ""])
+_FastLoader.add_constructor("tag:yaml.org,2002:int", _FastLoader.construct_core_int)
+
+
+def _fast_load(source: PolicySourceFile, text: str) -> list[LoadedDocument] | None:
+    try:
+        raw = list(pyyaml.load_all(text, Loader=_FastLoader))
+    except (pyyaml.YAMLError, ValueError, TypeError):
+        return None
+    documents = []
+    for index, data in enumerate(raw):
+        if data is None:  # an empty document (or an empty file) is not an error
+            continue
+        if not _plain_types_only(data):
+            return None  # something only the full loader reads faithfully: let it decide
+        documents.append(LoadedDocument(source.display_path, index, data, _text=text))
+    return documents
+
+
+def _plain_types_only(data: Any) -> bool:
+    if isinstance(data, dict):
+        return all(isinstance(k, str) and _plain_types_only(v) for k, v in data.items())
+    if isinstance(data, list):
+        return all(_plain_types_only(v) for v in data)
+    return data is None or isinstance(data, (str, int, float, bool))
+
+
 def load_file(source: PolicySourceFile, sink: DiagnosticSink) -> list[LoadedDocument]:
     """Load every document of one file. Problems go to `sink`; returns what could be loaded."""
     if len(source.content) > MAX_FILE_BYTES:
@@ -186,12 +288,15 @@ def load_file(source: PolicySourceFile, sink: DiagnosticSink) -> list[LoadedDocu
         return []
     if not _check_tabs(source, text, sink) or not _check_no_aliases(source, text, sink):
         return []
+    fast = _fast_load(source, text)
+    if fast is not None:
+        return fast
     documents: list[LoadedDocument] = []
     try:
         for index, node in enumerate(_yaml().load_all(text)):
             if node is None:  # an empty document (or an empty file) is not an error
                 continue
-            doc = LoadedDocument(source.display_path, index, None)
+            doc = LoadedDocument(source.display_path, index, None, _positions={}, _key_positions={})
             start = getattr(node, "lc", None)
             if start is not None:
                 doc.positions[()] = SourcePosition(source.display_path, node.lc.line + 1, node.lc.col + 1)

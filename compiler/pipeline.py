@@ -103,7 +103,7 @@ def _verify(artifacts_objects: list[BuiltObject], cluster: ResolvedCluster, sink
         built = artifacts_objects[problem.index]
         where = f"{built.kind} {built.name}"
         field_text = f" at {problem.field_path}" if problem.field_path else ""
-        sink.error(problem.code, f"{where}{field_text}: {problem.message}", built.origin)
+        sink.error(problem.code, f"{where}{field_text}: {problem.message}", built.origin.position)
 
 
 def _kustomization(objects: list[BuiltObject]) -> dict:
@@ -125,7 +125,7 @@ def _kueue_config_component(objects: list[BuiltObject]) -> dict | None:
 def _cluster_files(artifacts: ClusterArtifacts, source_root: str) -> dict[str, str]:
     files: dict[str, str] = {}
     for built in artifacts.objects:
-        files[built.relpath] = yaml_file(built.obj, built.origin.path)
+        files[built.relpath] = yaml_file(built.obj, built.origin.file)
     files["kustomization.yaml"] = yaml_file(_kustomization(artifacts.objects), artifacts.cluster.located.path)
     component = _kueue_config_component(artifacts.objects)
     if component is not None:

@@ -100,6 +100,7 @@ class _Loader:
         self.device_classes: dict[str, dict] = {}
         self.pod_priority_classes: dict[str, int] = {}
         self.pods: list[tuple[dict, SourcePosition | None]] = []
+        self._group_cache: dict[int, tuple[list, list[ResourceGroup]]] = {}
 
     def warn(self, code: str, message: str, where: SourcePosition | None) -> None:
         self.warnings.append(Diagnostic(code, message, where, Severity.WARNING))
@@ -213,8 +214,20 @@ class _Loader:
         return amount
 
     def resource_groups(self, spec: dict) -> list[ResourceGroup]:
-        groups = []
         groups_value = spec.get("resourceGroups") or []
+        # Callers that build many queues from one template (the compiler's admissibility check)
+        # share one resourceGroups list between them: parse it once. The parsed groups are never
+        # mutated after loading; the cache keeps the list alive so its id cannot be reused.
+        cached = self._group_cache.get(id(groups_value))
+        if cached is not None and cached[0] is groups_value:
+            return cached[1]
+        groups = self._parse_resource_groups(groups_value)
+        if isinstance(groups_value, list) and groups_value:
+            self._group_cache[id(groups_value)] = (groups_value, groups)
+        return groups
+
+    def _parse_resource_groups(self, groups_value: object) -> list[ResourceGroup]:
+        groups = []
         if not isinstance(groups_value, list):
             raise _Skip("resourceGroups must be a list")
         for gi, group in enumerate(groups_value):

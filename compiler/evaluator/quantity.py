@@ -7,6 +7,7 @@ Kueue keeps every resource as an int64: cpu in milli-units, everything else in w
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -56,6 +57,18 @@ def parse_decimal(text: object) -> Decimal:
 
 def to_units(resource: str, text: object) -> int:
     """The int64 Kueue would hold: milli-units for cpu, whole units (ceil) otherwise."""
+    if isinstance(text, str):
+        # The same few quantity strings recur across thousands of queues: parse each once.
+        return _text_units(resource, text)
+    return _to_units(resource, text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _text_units(resource: str, text: str) -> int:
+    return _to_units(resource, text)
+
+
+def _to_units(resource: str, text: object) -> int:
     value = parse_decimal(text)
     if resource in MILLI_RESOURCES:
         value = value * 1000

@@ -31,7 +31,7 @@ def test_dra_claims_emits_classes_claims_and_the_kueue_mapping(tmp_path):
     folder = compile_ok(tmp_path, MIG_CLUSTER.replace('kueueVersion: "0.19"', 'kueueVersion: "0.19"\n  gpuAccess: dra-claims'), TEAM)
     classes = sorted(p.name for p in (folder / "dra" / "deviceclasses").iterdir())
     assert classes == ["h100-80gb-3g-40gb.mig.kueue-policy.io.yaml", "h100-80gb.gpu.kueue-policy.io.yaml"]
-    template = yaml.load((folder / "dra" / "resourceclaimtemplates" / "a" / "h100-80gb-3g-40gb.yaml").read_text())
+    template = yaml.load((folder / "dra" / "resourceclaimtemplates" / "a.h100-80gb-3g-40gb.yaml").read_text())
     request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert request == {"deviceClassName": "h100-80gb-3g-40gb.mig.kueue-policy.io", "allocationMode": "ExactCount", "count": 1}
     patch = yaml.load((folder / "kueue-config" / "kueue-manager-config.patch.yaml").read_text())

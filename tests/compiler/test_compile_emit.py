@@ -36,7 +36,7 @@ def test_files_the_compiler_did_not_write_are_kept(tmp_path):
     assert (out / "lab" / "kueue" / "extra" / "quota-alerts.yaml").exists()
     assert (out / "README.md").read_text() == "mine\n"
     assert not (out / "lab" / "kueue" / "clusterqueues" / "b.yaml").exists()
-    assert not (out / "lab" / "kueue" / "localqueues" / "b").exists()
+    assert not (out / "lab" / "kueue" / "localqueues" / "b.default.yaml").exists()
     assert (out / "lab" / "kueue" / "clusterqueues" / "a.yaml").exists()
 
 

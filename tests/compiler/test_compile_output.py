@@ -129,7 +129,7 @@ def test_team_quota_maps_to_nominal_borrowing_and_lending_limits(tmp_path):
     assert spec["preemption"]["withinClusterQueue"] == "LowerPriority"
     assert spec["preemption"]["reclaimWithinCohort"] == "Any"
     for namespace in ("a-train", "a-eval"):
-        lq = load(out / "lab" / "kueue" / "localqueues" / namespace / "default.yaml")
+        lq = load(out / "lab" / "kueue" / "localqueues" / f"{namespace}.default.yaml")
         assert lq["metadata"] == {**lq["metadata"], "name": "default", "namespace": namespace}
         assert lq["spec"] == {"clusterQueue": "a"}
 
@@ -181,7 +181,7 @@ def test_cohort_tree_priorities_and_fair_sharing(tmp_path):
     assert cq["queueingStrategy"] == "StrictFIFO"
     wpcs = out / "lab" / "kueue" / "workloadpriorityclasses"
     assert load(wpcs / "high.yaml")["value"] == 100 and load(wpcs / "low.yaml")["value"] == 0
-    lq = load(out / "lab" / "kueue" / "localqueues" / "a" / "default.yaml")
+    lq = load(out / "lab" / "kueue" / "localqueues" / "a.default.yaml")
     assert lq["metadata"]["annotations"]["kueue-policy.io/default-priority-class"] == "high"
 
 
@@ -222,7 +222,7 @@ def test_argocd_sync_waves_order_the_objects(tmp_path):
     def wave(path):
         return int(load(path)["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
     foundation = [wave(p) for d in ("resourceflavors", "cohorts", "workloadpriorityclasses") for p in (kueue / d).glob("*.yaml")]
-    assert max(foundation) < wave(kueue / "clusterqueues" / "a.yaml") < wave(kueue / "localqueues" / "a" / "default.yaml")
+    assert max(foundation) < wave(kueue / "clusterqueues" / "a.yaml") < wave(kueue / "localqueues" / "a.default.yaml")
     flux = compiled(tmp_path / "flux", {"cluster.yaml": CLUSTER + "  gitops: flux\n", "a.yaml": TEAM_A})
     assert "annotations" not in load(flux / "lab" / "kueue" / "clusterqueues" / "a.yaml")["metadata"]
 
