@@ -268,12 +268,20 @@ def _fast_load(source: PolicySourceFile, text: str) -> list[LoadedDocument] | No
     return documents
 
 
+# Plain scalars ruamel resolves beyond YAML 1.2's core schema (timestamps, numbers with `_`): a
+# file holding such a string is read by ruamel, so both paths always give the same data.
+_RUAMEL_EXTRAS = re.compile(r"^(?:\d{4}-\d{1,2}-\d{1,2}|[-+]?[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)")
+
+
 def _plain_types_only(data: Any) -> bool:
     if isinstance(data, dict):
-        return all(isinstance(k, str) and _plain_types_only(v) for k, v in data.items())
+        return all(isinstance(k, str) and not _RUAMEL_EXTRAS.match(k) and _plain_types_only(v)
+                   for k, v in data.items())
     if isinstance(data, list):
         return all(_plain_types_only(v) for v in data)
-    return data is None or isinstance(data, (str, int, float, bool))
+    if isinstance(data, str):
+        return not _RUAMEL_EXTRAS.match(data)
+    return data is None or isinstance(data, (int, float, bool))
 
 
 def load_file(source: PolicySourceFile, sink: DiagnosticSink) -> list[LoadedDocument]:
