@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Callable
+
+from compiler.quantity import QuantityError, parse_quantity_text
 
 QUANTITY_TAG = "__kp_quantity__"
 SEMVER_TAG = "__kp_semver__"
@@ -27,11 +28,6 @@ class CelFunctionError(ValueError):
 
 
 # --- Quantity ---------------------------------------------------------------------------------
-
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
-            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
-_QUANTITY = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$")
 
 
 @dataclass(frozen=True, order=True)
@@ -45,21 +41,12 @@ class Quantity:
     def parse(cls, text: str) -> "Quantity":
         if not isinstance(text, str):
             raise CelFunctionError(f"quantity() takes a string, got {type(text).__name__}")
-        match = _QUANTITY.match(text.strip())
-        if not match or text != text.strip():
+        if text != text.strip():
             raise CelFunctionError(f"{text!r} is not a Kubernetes quantity (e.g. 40Gi, 500m, 1.5)")
-        sign, number, suffix, exponent = match.groups()
         try:
-            magnitude = Fraction(Decimal(number))
-        except InvalidOperation as error:   # pragma: no cover - the regex admits only digits
-            raise CelFunctionError(f"{text!r} is not a Kubernetes quantity") from error
-        if exponent is not None:
-            magnitude *= Fraction(10) ** int(exponent)
-        elif suffix in _BINARY:
-            magnitude *= _BINARY[suffix]
-        else:
-            magnitude *= _DECIMAL[suffix or ""]
-        return cls(-magnitude if sign == "-" else magnitude, text)
+            return cls(parse_quantity_text(text), text)
+        except QuantityError:
+            raise CelFunctionError(f"{text!r} is not a Kubernetes quantity (e.g. 40Gi, 500m, 1.5)") from None
 
     def tagged(self) -> dict:
         return {QUANTITY_TAG: _fraction_text(self.value)}

@@ -9,21 +9,15 @@ from __future__ import annotations
 
 import functools
 import math
-import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, localcontext
 
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-            "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12),
-            "P": Decimal(10**15), "E": Decimal(10**18)}
-_PATTERN = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?)$")
+from compiler.quantity import BINARY_SUFFIXES as _BINARY
+from compiler.quantity import QuantityError, parse_quantity_text
+
+__all__ = ["MILLI_RESOURCES", "QuantityError", "format_units", "parse_decimal", "to_units"]
 
 # Resources Kueue counts in milli-units (resources.ResourceValue uses MilliValue for cpu only).
 MILLI_RESOURCES = frozenset({"cpu"})
-
-
-class QuantityError(ValueError):
-    """The text is not a Kubernetes quantity."""
 
 
 def parse_decimal(text: object) -> Decimal:
@@ -38,21 +32,10 @@ def parse_decimal(text: object) -> Decimal:
         return Decimal(repr(text))
     if not isinstance(text, str):
         raise QuantityError(f"{text!r} is not a quantity")
-    match = _PATTERN.match(text.strip())
-    if not match:
-        raise QuantityError(f"{text!r} is not a Kubernetes quantity (examples: 16, 500m, 128Gi, 1.5)")
-    sign, number, exponent, suffix = match.groups()
-    try:
-        value = Decimal(number)
-    except InvalidOperation as error:  # pragma: no cover - the regex already guards this
-        raise QuantityError(f"{text!r} is not a quantity") from error
-    if exponent:
-        value = value.scaleb(int(exponent[1:]))
-    elif suffix in _BINARY:
-        value = value * _BINARY[suffix]
-    else:
-        value = value * _DECIMAL[suffix or ""]
-    return -value if sign == "-" else value
+    value = parse_quantity_text(text.strip())
+    with localcontext() as context:
+        context.prec = 80  # quantities are finite decimals: this is exact
+        return Decimal(value.numerator) / Decimal(value.denominator)
 
 
 def to_units(resource: str, text: object) -> int:
