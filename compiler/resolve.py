@@ -286,7 +286,7 @@ def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: Dia
 
 def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedCluster]:
     if not policy.clusters:
-        if policy.teams:
+        if policy.teams and not policy.invalid_clusters:
             sink.error(codes.NO_CLUSTER, "the policy has teams but no Cluster document",
                        policy.teams[0].position())
         return []
@@ -315,6 +315,10 @@ def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedClust
             else:
                 owners[key] = (team.model.metadata.name, team, index)
     for team in policy.teams:
+        target = team.model.spec.cluster
+        if target not in clusters and (target in policy.invalid_clusters or None in policy.invalid_clusters
+                                       or (target is None and policy.invalid_clusters)):
+            continue  # its cluster document has errors of its own, already reported
         _resolve_team(team, clusters, sink)
     for cluster in clusters.values():
         cluster.teams.sort(key=lambda t: t.name)

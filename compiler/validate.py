@@ -6,7 +6,7 @@ at the user's line, in words a platform engineer reads without knowing pydantic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
@@ -38,6 +38,10 @@ class Located(Generic[ModelT]):
 class ValidatedPolicy:
     clusters: list[Located[ClusterDocument]]
     teams: list[Located[TeamDocument]]
+    # Names of Cluster documents that failed validation (None when the name itself is unusable):
+    # teams that point at them are not checked further, so a typo in the cluster file does not
+    # also read as "unknown cluster" in every team file.
+    invalid_clusters: set[str | None] = field(default_factory=set)
 
 
 def _existing_prefix(data: Any, loc: tuple) -> NodePath:
@@ -125,6 +129,9 @@ def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) ->
         try:
             model = model_type.model_validate(data)
         except ValidationError as error:
+            if kind == "Cluster":
+                name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
+                policy.invalid_clusters.add(name if isinstance(name, str) else None)
             for item in error.errors(include_url=False):
                 path = _existing_prefix(data, item["loc"])
                 code, message, at_key = _describe(item, data, path)

@@ -204,3 +204,12 @@ def test_explain_prints_the_long_form():
     result = run_cli("explain", "KP401")
     assert result.returncode == 0
     assert "nodes x gpusPerNode x overcommit" in result.stdout
+
+
+def test_a_broken_cluster_file_is_not_echoed_as_errors_in_every_team_file(tmp_path):
+    policies = write_policy(tmp_path, {"cluster.yaml": CLUSTER.replace("nodes: 2,", "nodes: -2,"), "a.yaml": TEAM_A,
+                                       "b.yaml": team("b", "namespaces: [b]")})
+    result = run_cli("validate", str(policies))
+    assert result.returncode == 1
+    errors = [l for l in result.stderr.splitlines() if ": error[" in l]
+    assert len(errors) == 1 and "cluster.yaml:10:" in errors[0], result.stderr
