@@ -10,16 +10,10 @@ to report an API-server refusal at the user's line, emit writes it into the file
 
 from __future__ import annotations
 
-import functools
 import math
-import json
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
-
-import jinja2
-import yaml
 
 from compiler.dra.classes import build_dra_objects, default_kueue_configuration, kueue_config_patch
 from compiler.errors import SourcePosition
@@ -28,8 +22,8 @@ from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manag
 from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.plan import Placement
 from compiler.quantity import format_quantity, parse_quantity
+from compiler.templating import render_object
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
 
 # Argo CD applies lower waves first and waits for them to be healthy.
@@ -90,23 +84,6 @@ class BuildResult:
     resource_classes: dict[str, list[str]] = field(default_factory=dict)
 
 
-
-
-@functools.lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)
-    # JSON is YAML: rendering every scalar and collection as JSON makes quoting a non-issue.
-    env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=False, ensure_ascii=False)
-    return env
-
-
-def render_template(template: str, **context: Any) -> dict[str, Any]:
-    text = _environment().get_template(template).render(**context)
-    # libyaml's loader: templates are our own text, positions are not needed, and this is the hot
-    # path of a 1,000-team compile (ruamel's pure-Python parser is ~20x slower here).
-    return yaml.load(text, Loader=yaml.CSafeLoader)
 
 
 @dataclass
@@ -207,7 +184,7 @@ class ClusterBuilder:
     def resource_flavor(self, pool: ResolvedPool) -> BuiltObject:
         spec = pool.spec
         node_labels = dict(sorted(spec.nodeLabels.items())) or {"kueue-policy.io/pool": pool.name}
-        obj = render_template("kueue/resourceflavor.yaml.j2", api_version=self.api_version, name=pool.flavor,
+        obj = render_object("kueue/resourceflavor.yaml.j2", api_version=self.api_version, name=pool.flavor,
                               labels={**self.labels, "kueue-policy.io/pool": pool.name},
                               annotations=self._annotations(WAVE_FOUNDATION), node_labels=node_labels,
                               taints=[t.model_dump() for t in spec.taints])
@@ -235,7 +212,7 @@ class ClusterBuilder:
             quotas[MEMORY] = FlavorQuota(memory)
             flavors.append({"name": pool.flavor, "resources": self._flavor_resources(quotas)})
         fair = self._fair_weight(1.0)
-        obj = render_template("kueue/cohort.yaml.j2", api_version=self.api_version, name=self.cluster.root_cohort,
+        obj = render_object("kueue/cohort.yaml.j2", api_version=self.api_version, name=self.cluster.root_cohort,
                               labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION), parent=None,
                               fair_weight=fair,
                               resource_groups=[{"covered": self.covered, "flavors": flavors}])
@@ -248,7 +225,7 @@ class ClusterBuilder:
         return format_quantity(Fraction(str(weight)))
 
     def cohort(self, cohort) -> BuiltObject:
-        obj = render_template("kueue/cohort.yaml.j2", api_version=self.api_version, name=cohort.spec.name,
+        obj = render_object("kueue/cohort.yaml.j2", api_version=self.api_version, name=cohort.spec.name,
                               labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION),
                               parent=cohort.parent, fair_weight=self._fair_weight(cohort.spec.weight),
                               resource_groups=[])
@@ -257,7 +234,7 @@ class ClusterBuilder:
 
     def priority_class(self, index: int) -> BuiltObject:
         priority = self.cluster.priorities[index]
-        obj = render_template("kueue/workloadpriorityclass.yaml.j2", api_version=self.api_version,
+        obj = render_object("kueue/workloadpriorityclass.yaml.j2", api_version=self.api_version,
                               name=priority.name, labels=self.labels,
                               annotations=self._annotations(WAVE_FOUNDATION), value=priority.value,
                               description=priority.description)
@@ -312,7 +289,7 @@ class ClusterBuilder:
         quotas = self.team_quotas(team)
         flavors = [{"name": flavor, "resources": self._flavor_resources(per)} for flavor, per in quotas.items()]
         preemption = team.preemption.model_dump()
-        obj = render_template("kueue/clusterqueue.yaml.j2", api_version=self.api_version, name=team.name,
+        obj = render_object("kueue/clusterqueue.yaml.j2", api_version=self.api_version, name=team.name,
                               labels={**self.labels, "kueue-policy.io/team": team.name},
                               annotations=self._annotations(WAVE_QUEUES),
                               cohort_field="cohortName" if self.api_version.endswith("v1beta2") else "cohort",
@@ -331,7 +308,7 @@ class ClusterBuilder:
             # Kueue has no per-queue default priority; the annotation records the team's intent for
             # admission policies (and for people) to apply as the kueue.x-k8s.io/priority-class label.
             annotations = {**annotations, "kueue-policy.io/default-priority-class": team.priority}
-        obj = render_template("kueue/localqueue.yaml.j2", api_version=self.api_version, name="default",
+        obj = render_object("kueue/localqueue.yaml.j2", api_version=self.api_version, name="default",
                               namespace=namespace, labels={**self.labels, "kueue-policy.io/team": team.name},
                               annotations=annotations, cluster_queue=team.name)
         return BuiltObject(obj, Origin(team.located, ("spec", "namespaces", index)), WAVE_NAMESPACED,

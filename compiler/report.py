@@ -10,9 +10,9 @@ from typing import Any
 
 from compiler.admissibility import Verdict
 from compiler.build import BuildResult
-from compiler.build import _environment as template_environment
 from compiler.model import GPU_RESOURCE, ResolvedCluster
 from compiler.plan import Placement
+from compiler.templating import render_text
 
 
 def _mig_summary(plan) -> str:
@@ -81,5 +81,4 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    return template_environment().get_template("report/REPORT.md.j2").render(
-        report=report, source=report["policyFile"]).rstrip("\n") + "\n"
+    return render_text("report/REPORT.md.j2", report=report, source=report["policyFile"]).rstrip("\n") + "\n"

@@ -32,6 +32,7 @@ from ruamel.yaml import YAML
 from compiler import codes
 from compiler.errors import Diagnostic, PolicyError
 from compiler.mig.catalogue import Catalogue, load_catalogue, mig_resource_name
+from compiler.templating import render_object
 
 API_VERSION = "resource.k8s.io/v1"
 NVIDIA_DRIVER = "gpu.nvidia.com"
@@ -121,12 +122,8 @@ def mig_selector(models: str | Sequence[str], profile: str, catalogue: Catalogue
 
 
 def _device_class(name: str, expression: str, annotations: dict, extended_resource_name: str | None) -> dict:
-    spec: dict = {"selectors": [{"cel": {"expression": expression}}]}
-    if extended_resource_name:
-        spec["extendedResourceName"] = extended_resource_name
-    return {"apiVersion": API_VERSION, "kind": "DeviceClass",
-            "metadata": {"name": name, "labels": dict(MANAGED_BY), "annotations": annotations},
-            "spec": spec}
+    return render_object("dra/deviceclass.yaml.j2", name=name, labels=dict(MANAGED_BY), annotations=annotations,
+                         expression=expression, extended_resource_name=extended_resource_name)
 
 
 def gpu_device_class(model: str, *, extended_resource_name: str | None = None,
@@ -192,15 +189,9 @@ def claim_template(namespace: str, class_name: str, count: int = 1, name: str | 
     if count < 1:
         raise ValueError("a claim template asks for at least one device")
     request = "mig" if ".mig." in class_name else "gpu"
-    return {
-        "apiVersion": API_VERSION, "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name or claim_template_name(class_name, count), "namespace": namespace,
-                     "labels": dict(MANAGED_BY)},
-        "spec": {"spec": {"devices": {"requests": [{
-            "name": request,
-            "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count},
-        }]}}},
-    }
+    return render_object("dra/resourceclaimtemplate.yaml.j2", name=name or claim_template_name(class_name, count),
+                         namespace=namespace, labels=dict(MANAGED_BY), request=request, class_name=class_name,
+                         count=count)
 
 
 def device_class_mappings(mapping: Mapping[str, Sequence[str]]) -> dict:
@@ -280,13 +271,11 @@ def kueue_config_patch(fragment: Mapping, base_config: Mapping | None = None,
     configuration = _deep_merge(dict(base_config or default_kueue_configuration()), fragment)
     text = _yaml_text(configuration)
     checksum = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": KUEUE_CONFIGMAP, "namespace": namespace,
-                              "annotations": {RESTART_NOTE_ANNOTATION: RESTART_NOTE}},
-                 "data": {KUEUE_CONFIG_KEY: text}}
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
-                  "metadata": {"name": KUEUE_DEPLOYMENT, "namespace": namespace},
-                  "spec": {"template": {"metadata": {"annotations": {CHECKSUM_ANNOTATION: checksum}}}}}
+    configmap = render_object("kueue-config/kueue-manager-config.yaml.j2", name=KUEUE_CONFIGMAP,
+                              namespace=namespace, annotations={RESTART_NOTE_ANNOTATION: RESTART_NOTE},
+                              key=KUEUE_CONFIG_KEY, configuration_text=text)
+    deployment = render_object("kueue-config/kueue-controller-manager.yaml.j2", name=KUEUE_DEPLOYMENT,
+                               namespace=namespace, checksum_annotation=CHECKSUM_ANNOTATION, checksum=checksum)
     return configmap, deployment
 
 

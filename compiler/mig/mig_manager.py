@@ -20,6 +20,7 @@ from typing import Mapping, Sequence, Union
 
 from compiler.mig.catalogue import Catalogue, GpuModel, load_catalogue
 from compiler.mig.placement import canonical_layout
+from compiler.templating import render_object
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
@@ -96,9 +97,8 @@ def mig_manager_configmap(config: dict, name: str = "kueue-policy-mig-parted-con
     yaml.default_flow_style = False
     buffer = StringIO()
     yaml.dump(config, buffer)
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace},
-            "data": {"config.yaml": buffer.getvalue()}}
+    return render_object("mig/mig-parted-configmap.yaml.j2", name=name, namespace=namespace,
+                         config_text=buffer.getvalue())
 
 
 @dataclass(frozen=True)
