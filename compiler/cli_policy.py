@@ -50,7 +50,10 @@ def _summary(result: CompileResult, out: Path | None) -> None:
         for column in ("team", "cohort", "flavor", "resource", "guaranteed", "burst", "lend"):
             teams.add_column(column)
         for team in report["teams"][:MAX_TEAM_ROWS]:
-            for index, flavor in enumerate(team["flavors"]):
+            # MIG profiles a team may only borrow are noise here; report.json lists them all.
+            rows = [f for f in team["flavors"]
+                    if f["guaranteed"] or not f["resource"].startswith("nvidia.com/mig-")]
+            for index, flavor in enumerate(rows):
                 first = index == 0
                 teams.add_row(team["name"] if first else "", (team["cohort"] or "-") if first else "",
                               flavor["flavor"], flavor["resource"], str(flavor["guaranteed"]),
