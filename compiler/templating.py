@@ -14,7 +14,9 @@ from typing import Any
 import jinja2
 import yaml
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+# `compiler/templates` links to the repository's top-level templates/, so a checkout and an
+# installed wheel (where the link's files are packaged as package data) find the same files.
+TEMPLATES_DIR = Path(__file__).parent / "templates"
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ import jinja2
 
 from compiler.deliver.semantic_diff import PolicyDiff
 
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates" / "pr"
+TEMPLATE_DIR = Path(__file__).parent.parent / "templates" / "pr"  # see compiler/templating.py
 ADMISSIBILITY_ROWS = 200
 # GitHub refuses a PR body or comment over 65,536 characters; stay well below with room for a note.
 FORGE_TEXT_LIMIT = 60_000

@@ -76,3 +76,14 @@ def test_duplicate_keys_are_still_refused_on_the_fast_path():
     assert load_file(PolicySourceFile("d.yaml", text.encode()), sink) == []
     assert [d.code for d in sink.items] == ["KP103"]
     assert sink.items[0].position.line == 2
+
+
+def test_templates_ship_inside_the_package():
+    # compiler/templates links to the top-level templates/ so that a wheel carries them as
+    # package data (an installed kueue-policy has no repository around it).
+    import tomllib
+
+    from compiler.templating import TEMPLATES_DIR
+    assert TEMPLATES_DIR.resolve() == (REPO_ROOT / "templates").resolve()
+    package_data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "templates/**/*" in package_data["compiler"]
