@@ -61,7 +61,8 @@ class Diagnostic:
 
     def sort_key(self) -> tuple:
         pos = self.position or SourcePosition("")
-        return (pos.path, pos.line, pos.column, self.code, self.message)
+        # Notes (hints about what to do next) read best after the errors they follow.
+        return (self.severity is Severity.NOTE, pos.path, pos.line, pos.column, self.code, self.message)
 
 
 class KueuePolicyError(Exception):
