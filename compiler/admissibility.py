@@ -138,6 +138,29 @@ def _quota_resources(flavors: dict[str, dict[str, Fraction]], covered: list[str]
             for flavor, amounts in flavors.items()]
 
 
+def workload_object(cluster: ResolvedCluster, workload: ResolvedWorkload, *, name: str, namespace: str,
+                    queue: str, pool: ResolvedPool | None, created: str) -> dict:
+    """A declared workload as the Workload object Kueue would make of it: one pod set `main` of
+    `replicas` pods, its priority class and value."""
+    api = cluster.kueue_api_version
+    request = pod_request(cluster, workload, pool)
+    spec: dict = {
+        "queueName": queue,
+        "priority": workload.priority_value,
+        "podSets": [{"name": "main", "count": workload.spec.replicas, "template": {"spec": {"containers": [{
+            "name": "main", "resources": {"requests": {r: _show(r, v) for r, v in sorted(request.items())}}}]}}}],
+    }
+    if workload.priority is not None:
+        if api.endswith("v1beta2"):
+            spec["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                        "name": workload.priority}
+        else:
+            spec["priorityClassName"] = workload.priority
+            spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass"
+    return {"apiVersion": api, "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created}, "spec": spec}
+
+
 class _Universes:
     """Private copies of team queues, each with one declared workload, for one engine run."""
 
@@ -186,24 +209,8 @@ class _Universes:
         namespace = team.namespaces[0]
         self.objects.append({"apiVersion": self.api, "kind": "LocalQueue",
                              "metadata": {"name": name, "namespace": namespace}, "spec": {"clusterQueue": name}})
-        request = pod_request(self.cluster, workload, pools[0] if pools else None)
-        workload_spec: dict = {
-            "queueName": name,
-            "priority": workload.priority_value,
-            "podSets": [{"name": "main", "count": workload.spec.replicas, "template": {"spec": {"containers": [{
-                "name": "main", "resources": {"requests": {r: _show(r, v) for r, v in sorted(request.items())}}}]}}}],
-        }
-        if workload.priority is not None:
-            if self.api.endswith("v1beta2"):
-                workload_spec["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                                     "name": workload.priority}
-            else:
-                workload_spec["priorityClassName"] = workload.priority
-                workload_spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass"
-        self.objects.append({"apiVersion": self.api, "kind": "Workload",
-                             "metadata": {"name": name, "namespace": namespace,
-                                          "creationTimestamp": "2026-01-01T00:00:00Z"},
-                             "spec": workload_spec})
+        self.objects.append(workload_object(self.cluster, workload, name=name, namespace=namespace, queue=name,
+                                            pool=pools[0] if pools else None, created="2026-01-01T00:00:00Z"))
         return f"{namespace}/{name}"
 
     def _cohort_quota(self, team: ResolvedTeam, spec: dict) -> list[dict]:

@@ -105,6 +105,7 @@ LEND_ABOVE_GUARANTEE = register("KP310", "lend above guaranteed",
 NO_CLUSTER = register("KP311", "no Cluster document", "Teams need a Cluster document to attach to.")
 DEFAULT_PRIORITY_TWICE = register("KP312", "more than one default priority",
     "At most one priority may be marked default.")
+UNKNOWN_TEAM = register("KP314", "unknown team", "The name is not one of the policy's teams.")
 NO_ACCEPTABLE_POOL = register("KP313", "no pool the team accepts",
     "The team's capacity and models preferences exclude every pool of the cluster.")
 
