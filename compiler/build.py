@@ -285,8 +285,7 @@ class ClusterBuilder:
             result[pool.flavor] = quotas
         return result
 
-    def cluster_queue(self, team: ResolvedTeam) -> BuiltObject:
-        quotas = self.team_quotas(team)
+    def cluster_queue(self, team: ResolvedTeam, quotas: dict[str, dict[str, FlavorQuota]]) -> BuiltObject:
         flavors = [{"name": flavor, "resources": self._flavor_resources(per)} for flavor, per in quotas.items()]
         preemption = team.preemption.model_dump()
         obj = render_object("kueue/clusterqueue.yaml.j2", api_version=self.api_version, name=team.name,
@@ -397,13 +396,14 @@ class ClusterBuilder:
         objects.extend(self.cohort(c) for c in self.cluster.cohorts)
         objects.extend(self.priority_class(i) for i in range(len(self.cluster.priorities)))
         for team in self.cluster.teams:
-            objects.append(self.cluster_queue(team))
+            quotas = self.team_quotas(team)
+            objects.append(self.cluster_queue(team, quotas))
             result.quota[team.name] = {
                 flavor: {resource: {"nominal": _fmt(resource, q.nominal),
                                     "borrowingLimit": _fmt(resource, q.borrowing_limit),
                                     "lendingLimit": _fmt(resource, q.lending_limit)}
                          for resource, q in per.items()}
-                for flavor, per in self.team_quotas(team).items()}
+                for flavor, per in quotas.items()}
         for team in self.cluster.teams:
             objects.extend(self.local_queue(team, i) for i in range(len(team.namespaces)))
         self.device_side(result)

@@ -9,6 +9,10 @@ share exactly the same compile and nothing touches the disk before it has all su
 
 from __future__ import annotations
 
+import os
+import pickle
+import signal
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -122,17 +126,81 @@ def _kueue_config_component(objects: list[BuiltObject]) -> dict | None:
             "patches": [{"path": p[len(prefix):]} for p in patches]}
 
 
-def _cluster_files(artifacts: ClusterArtifacts, source_root: str) -> dict[str, str]:
+def _object_files(objects: list[BuiltObject], cluster: ResolvedCluster) -> dict[str, str]:
     files: dict[str, str] = {}
-    for built in artifacts.objects:
+    for built in objects:
         files[built.relpath] = yaml_file(built.obj, built.origin.file)
-    files["kustomization.yaml"] = yaml_file(_kustomization(artifacts.objects), artifacts.cluster.located.path)
-    component = _kueue_config_component(artifacts.objects)
+    files["kustomization.yaml"] = yaml_file(_kustomization(objects), cluster.located.path)
+    component = _kueue_config_component(objects)
     if component is not None:
-        files["kueue-config/kustomization.yaml"] = yaml_file(component, artifacts.cluster.located.path)
-    files["report.json"] = json_file(artifacts.report)
-    files["REPORT.md"] = render_markdown(artifacts.report)
-    return dict(sorted(files.items()))
+        files["kueue-config/kustomization.yaml"] = yaml_file(component, cluster.located.path)
+    return files
+
+
+def _report_files(report: dict) -> dict[str, str]:
+    return {"report.json": json_file(report), "REPORT.md": render_markdown(report)}
+
+
+# Below this many declared workloads the engine answers in well under a second: no second process.
+PARALLEL_JUDGE_MIN_WORKLOADS = 300
+
+
+class _Judging:
+    """Verdicts computed in a forked child (results come back pickled through a pipe), or in
+    this process when forking is not worth it or not available."""
+
+    def __init__(self, cluster: ResolvedCluster, built: BuildResult, placement: Placement):
+        self._args = (cluster, built, placement)
+        self._pid: int | None = None
+        self._read: int | None = None
+        workloads = sum(len(t.workloads) for t in cluster.teams)
+        # KUEUE_POLICY_JOBS=1 keeps everything in one process (constrained CI runners).
+        single = os.environ.get("KUEUE_POLICY_JOBS", "").strip() == "1"
+        if (single or workloads < PARALLEL_JUDGE_MIN_WORKLOADS or not hasattr(os, "fork")
+                or (os.cpu_count() or 1) < 2):
+            return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: answer, send, leave without running any parent cleanup
+            os.close(read)
+            try:
+                payload = pickle.dumps(("ok", admissibility.judge(*self._args)))
+            except BaseException as error:  # noqa: BLE001 - handed to the parent, which re-raises it
+                payload = pickle.dumps(("error", error))
+            with os.fdopen(write, "wb") as stream:
+                stream.write(payload)
+            os._exit(0)
+        os.close(write)
+        self._pid, self._read = pid, read
+
+    def result(self) -> list[Verdict]:
+        if self._pid is None:
+            return admissibility.judge(*self._args)
+        with os.fdopen(self._read, "rb") as stream:
+            data = stream.read()
+        self._read = None
+        os.waitpid(self._pid, 0)
+        self._pid = None
+        if not data:
+            raise RuntimeError("the admissibility check process ended without an answer")
+        status, value = pickle.loads(data)
+        if status == "error":
+            raise value
+        return value
+
+    def close(self) -> None:
+        """Reap the child when the compile stopped before asking for the verdicts."""
+        if self._read is not None:
+            os.close(self._read)
+            self._read = None
+        if self._pid is not None:
+            os.kill(self._pid, signal.SIGTERM)
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+
+def _judge_beside(cluster: ResolvedCluster, built: BuildResult, placement: Placement) -> _Judging:
+    return _Judging(cluster, built, placement)
 
 
 def compile_policy(source: PolicySource, *, cluster: str | None = None) -> CompileResult:
@@ -166,13 +234,20 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         if sink.errors:
             continue
         built: BuildResult = build(resolved, placement)
-        _verify(built.objects, resolved, sink)
-        if sink.errors:
-            continue
-        verdicts = admissibility.judge(resolved, built, placement)
+        # The admission engine's verdicts need no verify result: on a large policy they are
+        # computed on the second core while this one verifies and renders the object files.
+        judging = _judge_beside(resolved, built, placement)
+        try:
+            _verify(built.objects, resolved, sink)
+            if sink.errors:
+                continue
+            files = _object_files(built.objects, resolved)
+            verdicts = judging.result()
+        finally:
+            judging.close()
         report = build_report(resolved, placement, built, verdicts)
         artifacts = ClusterArtifacts(resolved.name, resolved, placement, built.objects, verdicts, report)
-        artifacts.files = _cluster_files(artifacts, source.label)
+        artifacts.files = dict(sorted({**files, **_report_files(report)}.items()))
         results[resolved.name] = artifacts
     sink.raise_if_errors()
     shared = _shared_files(list(results.values()), policy_clusters=clusters) if cluster is None else {}
