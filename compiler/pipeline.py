@@ -199,9 +199,6 @@ class _Judging:
             self._pid = None
 
 
-def _judge_beside(cluster: ResolvedCluster, built: BuildResult, placement: Placement) -> _Judging:
-    return _Judging(cluster, built, placement)
-
 
 def compile_policy(source: PolicySource, *, cluster: str | None = None) -> CompileResult:
     """Compile a policy completely, in memory. Raises PolicyError with every diagnostic found.
@@ -236,7 +233,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         built: BuildResult = build(resolved, placement)
         # The admission engine's verdicts need no verify result: on a large policy they are
         # computed on the second core while this one verifies and renders the object files.
-        judging = _judge_beside(resolved, built, placement)
+        judging = _Judging(resolved, built, placement)
         try:
             _verify(built.objects, resolved, sink)
             if sink.errors:
@@ -250,12 +247,12 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         artifacts.files = dict(sorted({**files, **_report_files(report)}.items()))
         results[resolved.name] = artifacts
     sink.raise_if_errors()
-    shared = _shared_files(list(results.values()), policy_clusters=clusters) if cluster is None else {}
+    shared = _shared_files(list(results.values())) if cluster is None else {}
     return CompileResult(results, shared, [d for d in sink.items if d.severity is not Severity.ERROR],
                          complete=cluster is None)
 
 
-def _shared_files(artifacts: list[ClusterArtifacts], policy_clusters: list[ResolvedCluster]) -> dict[str, str]:
+def _shared_files(artifacts: list[ClusterArtifacts]) -> dict[str, str]:
     """GitOps wiring and CODEOWNERS at the top of out/. Paths assume out/ sits at the repository
     root, as `make demo` and the workflows lay it out, so the bytes do not depend on --out."""
     gitops = [GitopsCluster(a.name, a.cluster.spec.gitops, f"out/{a.name}", a.cluster.kueue_api_version)

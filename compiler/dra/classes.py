@@ -101,24 +101,25 @@ def _model_test(model: str, catalogue: Catalogue) -> str:
         for t in tokens)
 
 
-def gpu_selector(models: str | Sequence[str], catalogue: Catalogue | None = None) -> str:
+def _selector(device_type: str, models: str | Sequence[str], catalogue: Catalogue | None,
+              extra: str = "") -> str:
+    """The driver first, then the device type, any extra test, and the model(s)."""
     cat = catalogue or load_catalogue()
     model_list = [models] if isinstance(models, str) else sorted(set(models))
-    domain = f"device.attributes[{_cel_string(NVIDIA_DRIVER)}]"
     tests = [_model_test(m, cat) for m in model_list]
     model_part = tests[0] if len(tests) == 1 else "(" + " || ".join(f"({t})" for t in tests) + ")"
-    return (f"device.driver == {_cel_string(NVIDIA_DRIVER)} && {domain}.type == 'gpu' && "
-            f"{model_part}")
+    domain = f"device.attributes[{_cel_string(NVIDIA_DRIVER)}]"
+    return (f"device.driver == {_cel_string(NVIDIA_DRIVER)} && {domain}.type == '{device_type}' && "
+            + (f"{extra} && " if extra else "") + model_part)
+
+
+def gpu_selector(models: str | Sequence[str], catalogue: Catalogue | None = None) -> str:
+    return _selector("gpu", models, catalogue)
 
 
 def mig_selector(models: str | Sequence[str], profile: str, catalogue: Catalogue | None = None) -> str:
-    cat = catalogue or load_catalogue()
-    model_list = [models] if isinstance(models, str) else sorted(set(models))
     domain = f"device.attributes[{_cel_string(NVIDIA_DRIVER)}]"
-    tests = [_model_test(m, cat) for m in model_list]
-    model_part = tests[0] if len(tests) == 1 else "(" + " || ".join(f"({t})" for t in tests) + ")"
-    return (f"device.driver == {_cel_string(NVIDIA_DRIVER)} && {domain}.type == 'mig' && "
-            f"{domain}.profile == {_cel_string(profile)} && {model_part}")
+    return _selector("mig", models, catalogue, f"{domain}.profile == {_cel_string(profile)}")
 
 
 def _device_class(name: str, expression: str, annotations: dict, extended_resource_name: str | None) -> dict:

@@ -39,14 +39,7 @@ def manifests(draw) -> list:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(manifests())
 def test_malformed_manifests_never_crash(docs: list) -> None:
-    try:
-        state = load_manifests(docs)
-    except InputError:
-        return
-    result = evaluate(state)
-    result.to_json()
-    for name in result.outcomes:
-        result.explain(name)
+    _load_evaluate_and_explain(docs)
 
 
 def _paths(node, prefix=()):
@@ -105,6 +98,11 @@ def mutated_scenarios(draw) -> list:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_scenarios())
 def test_mutated_real_scenarios_never_crash(docs: list) -> None:
+    _load_evaluate_and_explain(docs)
+
+
+def _load_evaluate_and_explain(docs: list) -> None:
+    """Unreadable input may raise InputError; anything else must evaluate, serialise and explain."""
     try:
         state = load_manifests(docs)
     except InputError:
