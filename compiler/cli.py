@@ -34,9 +34,9 @@ def _register_commands() -> None:
     from compiler.mig.cli import plan_mig
     from compiler.dra.cli import devices
     from compiler.deliver.cli import diff, pr
-    from compiler.simulate import simulate
+    from compiler.simulate import simulate, trace
 
-    for command in (validate, compile_command, check, evaluate, plan_mig, devices, simulate, diff, pr):
+    for command in (validate, compile_command, check, evaluate, plan_mig, devices, simulate, trace, diff, pr):
         main.add_command(command)
 
 

@@ -237,3 +237,15 @@ EVAL_DUPLICATE = register("KP905", "object defined twice",
     "The same kind, namespace and name appear twice in the input. The first definition is kept.")
 EVAL_ZERO_COUNT = register("KP906", "pod set with count 0",
     "A pod set with count 0 requests nothing; Kueue accepts it, but it is usually a mistake.")
+
+# --- KP91x simulation traces -------------------------------------------------------------------
+TRACE_BAD = register("KP910", "trace cannot be read",
+    "A trace row or job has a value that is not what its column means: a time that is neither "
+    "seconds nor RFC 3339, a negative duration, a missing team or name. `simulate` stops (exit 1) "
+    "and names the file and line.")
+TRACE_UNKNOWN_TEAM = register("KP911", "trace job of a team the policy does not have",
+    "A job in a Kueue export runs in a namespace that no team of the policy owns. It is reported "
+    "and left out of the simulation, never silently dropped.")
+TRACE_NO_RUN_TIME = register("KP912", "trace job without a run time",
+    "A Workload in a Kueue export was never admitted (or has no admission time), so how long it "
+    "runs is unknown. It is reported and left out of the simulation.")

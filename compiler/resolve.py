@@ -166,7 +166,7 @@ def _accepted_pools(team: Located, cluster: ResolvedCluster, sink: DiagnosticSin
     return sorted(accepted, key=preference)
 
 
-def _profile_for_memory(amount: str, mig_pools: list[ResolvedPool], catalogue) -> str | None:
+def profile_for_memory(amount: str, mig_pools: list[ResolvedPool], catalogue) -> str | None:
     """The smallest profile, on the first MIG pool (in preference order) that has one, whose real
     usable memory covers `amount` (profile names overstate memory: 1g.10gb holds 9.75 GiB)."""
     gib = float(parse_quantity(amount)) / 2**30
@@ -266,7 +266,7 @@ def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: Dia
             check_profile(workload.mig, "spec", "workloads", index, "mig")
         profile = workload.mig
         if workload.gpuMemory is not None:
-            profile = _profile_for_memory(workload.gpuMemory, mig_pools, catalogue)
+            profile = profile_for_memory(workload.gpuMemory, mig_pools, catalogue)
             if profile is None:
                 gib = float(parse_quantity(workload.gpuMemory)) / 2**30
                 sink.error(codes.UNKNOWN_MIG_PROFILE,

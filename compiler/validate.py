@@ -132,14 +132,7 @@ def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) ->
             if kind == "Cluster":
                 name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
                 policy.invalid_clusters.add(name if isinstance(name, str) else None)
-            for item in error.errors(include_url=False):
-                path = _existing_prefix(data, item["loc"])
-                code, message, at_key = _describe(item, data, path)
-                if item["type"] == "extra_forbidden" and path and path[-1] == item["loc"][-1]:
-                    position = document.position(path, key=True)
-                else:
-                    position = document.position(path, key=at_key)
-                sink.error(code, message, position)
+            report_model_errors(error, document, sink)
             continue
         located = Located(model, document)
         if isinstance(model, ClusterDocument):
@@ -147,3 +140,16 @@ def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) ->
         else:
             policy.teams.append(located)  # type: ignore[arg-type]
     return policy
+
+
+def report_model_errors(error: ValidationError, document: LoadedDocument, sink: DiagnosticSink) -> None:
+    """Each pydantic error of `document` as a coded diagnostic at the line it is about."""
+    data = document.data
+    for item in error.errors(include_url=False):
+        path = _existing_prefix(data, item["loc"])
+        code, message, at_key = _describe(item, data, path)
+        if item["type"] == "extra_forbidden" and path and path[-1] == item["loc"][-1]:
+            position = document.position(path, key=True)
+        else:
+            position = document.position(path, key=at_key)
+        sink.error(code, message, position)

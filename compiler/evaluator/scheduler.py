@@ -123,6 +123,8 @@ class Engine:
         # had its next cycle (in a cluster the victim's pods must terminate first).
         self._returning: list[WorkloadInfo] = []
         self.converged = True
+        # Admissions and evictions in order, when a caller (simulate) asks for them.
+        self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies)
@@ -231,15 +233,19 @@ class Engine:
                 info.status = "inadmissible"
                 info.reason_code, info.reason = "Inactive", "The workload is deactivated"
                 continue
-            cq, code, message = self._resolve_queue(workload)
-            info.cluster_queue = cq
-            if code:
-                info.status = "inadmissible"
-                info.reason_code, info.reason = code, message
-                continue
-            info.status = "pending"
-            info.reason_code, info.reason = "Pending", "Waiting to be scheduled"
-            self.queues[cq].push(info)
+            self._enqueue(info)
+
+    def _enqueue(self, info: WorkloadInfo) -> None:
+        """A pending workload enters its ClusterQueue's queue, or is inadmissible with why."""
+        cq, code, message = self._resolve_queue(info.workload)
+        info.cluster_queue = cq
+        if code:
+            info.status = "inadmissible"
+            info.reason_code, info.reason = code, message
+            return
+        info.status = "pending"
+        info.reason_code, info.reason = "Pending", "Waiting to be scheduled"
+        self.queues[cq].push(info)
 
     def _load_admitted(self, info: WorkloadInfo) -> None:
         workload = info.workload
@@ -524,6 +530,8 @@ class Engine:
         info.pending_victims = []
         self.admitted[cq_name][info.key] = info
         self.preemptor.track(info)
+        if self.journal is not None:
+            self.journal.append(("admitted", info, None))
         queue = self.queues[cq_name]
         if queue.sticky is info:
             queue.sticky = None
@@ -550,6 +558,8 @@ class Engine:
         victim.preempted_by = preemptor.key
         victim.last_tried = None  # a requeued workload starts a fresh flavor scan
         self._evicted_now.append(victim)
+        if self.journal is not None:
+            self.journal.append(("preempted", victim, preemptor.key))
 
     def _return_evicted(self, victims: list[WorkloadInfo]) -> None:
         # An evicted workload goes back to its queue (if it still resolves to an active CQ).
@@ -605,3 +615,29 @@ class Engine:
             if not self.run_cycle():
                 return
         self.converged = False
+
+    # -- a live cluster: workloads arrive and finish between runs (simulate) -----------------
+    def submit(self, workload: Workload) -> WorkloadInfo:
+        """A new pending workload, as when a job is created: it enters its queue for the next run."""
+        info = WorkloadInfo(workload)
+        self.infos[workload.key] = info
+        self._enqueue(info)
+        return info
+
+    def finish(self, key: str) -> None:
+        """An admitted workload's job finished: its quota is released and, as on Kueue's
+        workload-deletion event, the inadmissible workloads of its cohort tree are requeued.
+        The workload leaves the engine (a finished job is not evaluated again)."""
+        info = self.infos.pop(key)
+        if not info.holds_quota:
+            return
+        node = self.nodes[info.cluster_queue]
+        node.remove_all(info.usage)
+        self.admitted[info.cluster_queue].pop(key, None)
+        self.preemptor.untrack(info)
+        info.holds_quota = False
+        info.status = "finished"
+        root = node.root()
+        for name, queue in self.queues.items():
+            if queue.inadmissible and self.nodes[name].root() is root:
+                queue.requeue_inadmissible()

@@ -51,7 +51,7 @@ jobs:
     assert (jobs["one"]["started"], jobs["two"]["started"]) == (0, 30)
     assert jobs["huge"]["started"] is None and "maximum capacity" in jobs["huge"]["reason"]
     team_a = next(t for t in summary["teams"] if t["team"] == "a")
-    assert team_a["neverStarted"] == 1 and team_a["maxWait"] == 25
+    assert team_a["neverStarted"] == 1 and team_a["wait"]["max"] == 25
 
 
 def test_bad_trace_is_reported_with_its_line(tmp_path):

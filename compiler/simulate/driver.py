@@ -1,0 +1,241 @@
+"""The event loop: a trace replayed through the admission engine, one engine for the whole run.
+
+The engine is built once from the compiled Kueue objects and carries its state from event to
+event, as Kueue's cache and queues do in a live cluster: an arrival submits one Workload, a
+completion releases one Workload's quota (and requeues the inadmissible workloads of its cohort
+tree, as Kueue does on that event), and then the engine runs scheduling cycles until nothing
+changes. Only what an event touches is recomputed; the decisions are the ones `evaluate` takes
+on an export of the same moment (tests/compiler/test_simulate_incremental.py checks that).
+
+An admitted job runs for its `duration`; a preempted one loses its work and waits again (a
+Kubernetes Job whose pods are evicted starts over). Everything the metrics need is recorded as
+a timeline of usage changes (`UsageChange`), so the metrics are computed once, after the run.
+"""
+
+from __future__ import annotations
+
+import datetime
+import heapq
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from compiler import codes
+from compiler.admissibility import workload_object
+from compiler.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
+from compiler.evaluator import load_manifests
+from compiler.evaluator.models import Workload
+from compiler.evaluator.scheduler import Engine
+from compiler.mig.catalogue import load_catalogue
+from compiler.model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
+from compiler.resolve import profile_for_memory
+from compiler.simulate.trace import Trace, TraceJob
+
+KUEUE_KINDS = {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
+EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+QUEUE = "default"
+
+
+@dataclass
+class JobRun:
+    """One trace job and what happened to it."""
+
+    job: TraceJob
+    key: str                      # "namespace/name" of its Workload
+    cluster_queue: str
+    started: int | None = None    # the start of its last (or only) run
+    finished: int | None = None
+    flavor: str | None = None
+    preemptions: int = 0          # times it was preempted (work lost)
+    preempted_others: int = 0     # preemptions it caused
+    reason: str = ""
+    usage: dict = field(default_factory=dict)   # (flavor, resource) -> amount while running
+    generation: int = 0           # bumped at every preemption: stale completions are ignored
+
+    @property
+    def waited(self) -> int | None:
+        """Seconds from arrival to the start of the run that completed (work lost counts as waiting)."""
+        if self.started is None:
+            return None
+        return self.started - self.job.at
+
+
+@dataclass(frozen=True)
+class UsageChange:
+    """At `time`, `team` (its ClusterQueue) began (+) or stopped (-) using `amount` of a resource."""
+
+    time: int
+    team: str
+    flavor: str
+    resource: str
+    amount: int
+
+
+@dataclass
+class SimulationRun:
+    runs: list[JobRun]
+    timeline: list[UsageChange]
+    end: int
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def _timestamp(seconds: int) -> str:
+    return (EPOCH + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Simulation:
+    """A trace and the compiled objects of one cluster, ready to run."""
+
+    def __init__(self, cluster: ResolvedCluster, objects: list[dict], trace: Trace, trace_path: str):
+        self.cluster = cluster
+        self.teams = {t.name: t for t in cluster.teams}
+        self.base = [o for o in objects if o["kind"] in KUEUE_KINDS]
+        self.base += [{"apiVersion": "v1", "kind": "Namespace",
+                       "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
+                      for team in cluster.teams for ns in team.namespaces]
+        self.runs, resolved = self._resolve_jobs(trace, trace_path)
+        self.workloads = self._workloads(resolved)
+
+    # -- set-up ----------------------------------------------------------------------------
+    def _resolve_jobs(self, trace: Trace, trace_path: str) -> tuple[list[JobRun], list[ResolvedWorkload]]:
+        sink = DiagnosticSink()
+        catalogue = load_catalogue()
+        priorities = {p.name for p in self.cluster.priorities}
+        runs, resolved, names = [], [], set()
+        for index, job in enumerate(trace.jobs):
+            where = SourcePosition(trace_path)
+            team = self.teams.get(job.team)
+            if team is None:
+                sink.error(codes.UNKNOWN_TEAM, f"jobs[{index}]: unknown team '{job.team}'; teams of "
+                           f"'{self.cluster.name}': " + ", ".join(sorted(self.teams)), where)
+                continue
+            if (job.team, job.name) in names:
+                sink.error(codes.DUPLICATE_NAME, f"jobs[{index}]: job '{job.name}' of team '{job.team}' "
+                           "appears twice", where)
+                continue
+            names.add((job.team, job.name))
+            profile = job.mig
+            if job.gpuMemory is not None:
+                profile = profile_for_memory(job.gpuMemory, team.mig_pools, catalogue)
+                if profile is None:
+                    sink.error(codes.UNKNOWN_MIG_PROFILE,
+                               f"jobs[{index}]: no MIG profile of team '{job.team}' holds {job.gpuMemory}", where)
+                    continue
+            priority = job.priority or team.priority
+            if priority is not None and priority not in priorities:
+                sink.error(codes.UNKNOWN_PRIORITY, f"jobs[{index}]: unknown priority '{priority}'", where)
+                continue
+            resolved.append(ResolvedWorkload(job, index, priority, self.cluster.priority_value(priority), profile))
+            name = f"{job.team}-{job.name}"[:253]
+            runs.append(JobRun(job, f"{team.namespaces[0]}/{name}", team.name))
+        sink.raise_if_errors()
+        return runs, resolved
+
+    def _workloads(self, resolved: list[ResolvedWorkload]) -> dict[str, Workload]:
+        """The engine's Workload model of every job. Jobs of one shape share one parsed object
+        (the loader runs once per shape, not once per job): only name and arrival differ."""
+        shapes: dict[tuple, dict] = {}
+        shape_of: list[tuple] = []
+        for run, workload in zip(self.runs, resolved):
+            job = run.job
+            key = (job.team, job.replicas, job.gpus, workload.mig, job.cpu, job.memory, workload.priority)
+            shape_of.append(key)
+            if key not in shapes:
+                team = self.teams[job.team]
+                pool = team.mig_pools[0] if workload.mig and team.mig_pools else None
+                shapes[key] = workload_object(self.cluster, workload, name=f"shape-{len(shapes)}",
+                                              namespace=team.namespaces[0], queue=QUEUE, pool=pool,
+                                              created=_timestamp(0))
+        state = load_manifests(self.base + list(shapes.values()))
+        parsed = {(w.namespace, w.name): w for w in state.workloads}
+        models = {key: parsed[(doc["metadata"]["namespace"], doc["metadata"]["name"])] for key, doc in shapes.items()}
+        workloads = {}
+        for run, key in zip(self.runs, shape_of):
+            name = run.key.split("/", 1)[1]
+            workloads[run.key] = replace(models[key], name=name,
+                                         created=EPOCH + datetime.timedelta(seconds=run.job.at))
+        return workloads
+
+    def engine(self) -> Engine:
+        """A fresh engine holding the cluster's queues and no workload."""
+        state = load_manifests(self.base)
+        return Engine(state)
+
+    # -- the run -----------------------------------------------------------------------------
+    def run(self, progress: Callable[[int, int], None] | None = None) -> SimulationRun:
+        loop = _EventLoop(self, self.engine())
+        return loop.run(progress)
+
+
+class _EventLoop:
+    """Arrivals and completions in time order; the engine runs to quiescence after each moment."""
+
+    def __init__(self, simulation: Simulation, engine: Engine):
+        self.simulation = simulation
+        self.engine = engine
+        engine.journal = []
+        self.by_key = {run.key: run for run in simulation.runs}
+        self.arrivals = sorted(simulation.runs, key=lambda r: (r.job.at, r.job.team, r.job.name))
+        self.completions: list[tuple[int, str, int]] = []  # (time, key, generation)
+        self.timeline: list[UsageChange] = []
+        self.warnings: list[Diagnostic] = []
+        self.running = 0
+
+    def run(self, progress: Callable[[int, int], None] | None) -> SimulationRun:
+        next_arrival, now, total = 0, 0, len(self.arrivals)
+        while next_arrival < total or self.completions:
+            upcoming = [self.completions[0][0]] if self.completions else []
+            if next_arrival < total:
+                upcoming.append(self.arrivals[next_arrival].job.at)
+            now = min(upcoming)
+            self._complete_until(now)
+            while next_arrival < total and self.arrivals[next_arrival].job.at <= now:
+                run = self.arrivals[next_arrival]
+                self.engine.submit(self.simulation.workloads[run.key])
+                next_arrival += 1
+            self._schedule(now)
+            if progress is not None:
+                progress(next_arrival, total)
+        for run in self.simulation.runs:
+            if run.started is None:
+                info = self.engine.infos.get(run.key)
+                run.reason = info.reason if info is not None else ""
+        return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings)
+
+    def _complete_until(self, now: int) -> None:
+        while self.completions and self.completions[0][0] <= now:
+            time, key, generation = heapq.heappop(self.completions)
+            run = self.by_key[key]
+            if generation != run.generation:
+                continue  # preempted since: that completion never happens
+            self.engine.finish(key)
+            self._record(time, run, -1)
+            run.finished = time
+
+    def _schedule(self, now: int) -> None:
+        engine = self.engine
+        engine.run()
+        if not engine.converged:
+            self.warnings.append(Diagnostic(codes.TRACE_BAD, f"at t={now}s the engine was still changing after its "
+                                            "cycle cap (workloads keep preempting each other)"))
+            engine.converged = True
+        for event, info, preemptor in engine.journal:
+            run = self.by_key[info.key]
+            if event == "admitted":
+                run.usage = dict(info.usage)
+                run.started, run.finished = now, None
+                run.flavor = ", ".join(sorted({f for per in info.flavors.values() for f in per.values()}))
+                self._record(now, run, +1)
+                heapq.heappush(self.completions, (now + run.job.duration, run.key, run.generation))
+            else:
+                self._record(now, run, -1)
+                run.preemptions += 1
+                run.generation += 1
+                run.started = None
+                if preemptor in self.by_key:
+                    self.by_key[preemptor].preempted_others += 1
+        engine.journal.clear()
+
+    def _record(self, time: int, run: JobRun, sign: int) -> None:
+        for (flavor, resource), amount in sorted(run.usage.items()):
+            if amount:
+                self.timeline.append(UsageChange(time, run.cluster_queue, flavor, resource, sign * amount))

@@ -1,0 +1,62 @@
+"""One simulation from a policy source and a trace file: compile, read the trace, run, summarize.
+
+`simulate` runs it once, `simulate --compare REV` twice (the policy at REV and the working
+tree, the same trace), and `diff`/`pr` run it for `Cluster.spec.whatIf.trace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from compiler import codes
+from compiler.errors import Diagnostic, PolicyError, SourcePosition
+from compiler.evaluator import load_manifests
+from compiler.pipeline import ClusterArtifacts, PolicySource, compile_policy
+from compiler.simulate import metrics
+from compiler.simulate.driver import Simulation, SimulationRun
+from compiler.simulate.trace import Trace, TraceNotes, export_jobs, from_export, is_kueue_export, read_bytes, read_trace
+
+
+@dataclass
+class SimulationReport:
+    cluster: str
+    summary: dict            # metrics.summarize's answer, plus "notes"
+    run: SimulationRun
+    artifacts: ClusterArtifacts
+
+
+def compiled_cluster(source: PolicySource, cluster: str | None) -> ClusterArtifacts:
+    result = compile_policy(source, cluster=cluster)
+    if len(result.clusters) != 1:
+        raise PolicyError([Diagnostic(codes.UNKNOWN_CLUSTER, "the policy has several clusters: choose one with "
+                                      "--cluster", SourcePosition(source.label or "."))])
+    return next(iter(result.clusters.values()))
+
+
+def load_trace(path: Path, artifacts: ClusterArtifacts) -> tuple[Trace, TraceNotes]:
+    """The trace in whichever form the file has: YAML jobs, CSV, or a Kueue export."""
+    content = read_bytes(path)
+    if path.suffix.lower() != ".csv" and is_kueue_export(content):
+        from compiler.evaluator import read_files
+
+        team_of = {ns: team.name for team in artifacts.cluster.teams for ns in team.namespaces}
+        priorities = {p.name for p in artifacts.cluster.priorities}
+        return from_export(export_jobs(read_files([str(path)])), team_of, priorities, str(path))
+    return read_trace(path), TraceNotes()
+
+
+def simulate_policy(source: PolicySource, trace_path: Path, cluster: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> SimulationReport:
+    artifacts = compiled_cluster(source, cluster)
+    trace, notes = load_trace(trace_path, artifacts)
+    objects = [o.obj for o in artifacts.objects]
+    simulation = Simulation(artifacts.cluster, objects, trace, str(trace_path))
+    run = simulation.run(progress)
+    weights = {team.name: float(team.weight) for team in artifacts.cluster.teams}
+    summary = metrics.summarize(run, load_manifests(simulation.base), weights)
+    summary["cluster"] = artifacts.name
+    summary["notes"] = notes.to_json()
+    summary["notes"]["warnings"] = [d.message for d in run.warnings]
+    return SimulationReport(artifacts.name, summary, run, artifacts)

@@ -1,0 +1,299 @@
+"""Job traces: what arrives when, for how long, and in which shape.
+
+Three sources, one model (`Trace`):
+
+* YAML, a `jobs` list (the hand-written form):
+
+      jobs:
+        - {name: ft-1, team: alpha, at: 0, duration: 3600, replicas: 2, gpus: 8, priority: critical}
+
+* CSV, one job a line, with a header naming the columns
+  (`team,name,at,duration,replicas,gpus,mig,priority`; `cpu`, `memory` and `gpuMemory` may be
+  added). `at` is seconds from the start or an RFC 3339 time (then the earliest time is the
+  start); `duration` is seconds. An empty cell means "not set".
+
+* A Kueue export (`kubectl get workloads -A -o yaml`): arrival from `creationTimestamp`, run
+  time from the QuotaReserved (or Admitted) condition to the Finished condition, shape from the
+  pod sets, team from the namespace of the Workload (the team that owns it). See `from_export`.
+
+A job takes the fields of a declared workload plus `team`, `at` and `duration`.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+
+from compiler import codes
+from compiler.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
+from compiler.load import PolicySourceFile, load_file
+from compiler.policy import DeclaredWorkload, DnsLabel
+from compiler.validate import report_model_errors
+
+MAX_JOBS = 1_000_000
+CSV_COLUMNS = ("team", "name", "at", "duration", "replicas", "gpus", "mig", "gpuMemory", "cpu", "memory", "priority")
+INTEGER_COLUMNS = {"duration", "replicas", "gpus"}
+
+
+class TraceJob(DeclaredWorkload):
+    team: DnsLabel
+    at: Annotated[StrictInt, Field(ge=0, le=10**10)] = 0
+    duration: Annotated[StrictInt, Field(ge=1, le=10**9)]
+
+
+class Trace(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    jobs: list[TraceJob] = Field(min_length=1, max_length=MAX_JOBS)
+
+
+@dataclass
+class TraceNotes:
+    """What a trace reader left out or approximated, reported next to the results."""
+
+    skipped: list[Diagnostic] = field(default_factory=list)
+    unknown_teams: dict[str, int] = field(default_factory=dict)  # namespace -> jobs left out
+
+    def to_json(self) -> dict:
+        return {"unknownTeams": dict(sorted(self.unknown_teams.items())),
+                "skipped": [{"code": d.code, "message": d.message, "at": str(d.position) if d.position else None}
+                            for d in self.skipped]}
+
+
+def _error(message: str, path: str, line: int | None = None, code: str = codes.TRACE_BAD) -> InputError:
+    return InputError([Diagnostic(code, message, SourcePosition(path, line or 1))])
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise _error(f"cannot read trace: {error.strerror or error}", str(path), code=codes.UNREADABLE) from None
+
+
+def is_kueue_export(content: bytes) -> bool:
+    """A YAML file of Workload objects (or a `kind: List` of them), rather than a `jobs` list."""
+    head = content[:65536].decode("utf-8", "replace")
+    return bool(re.search(r"^kind:\s*(List|Workload)\s*$", head, re.MULTILINE)) and not re.search(
+        r"^jobs:", head, re.MULTILINE)
+
+
+def read_yaml_trace(path: Path, content: bytes) -> Trace:
+    sink = DiagnosticSink()
+    documents = load_file(PolicySourceFile(str(path), content), sink)
+    sink.raise_if_errors()
+    if len(documents) != 1 or not isinstance(documents[0].data, dict):
+        raise _error("a trace file holds one document with a `jobs` list", str(path), code=codes.DOC_NOT_MAPPING)
+    document = documents[0]
+    try:
+        return Trace.model_validate(document.data)
+    except ValidationError as error:
+        report_model_errors(error, document, sink)
+        raise InputError(sink.items) from None
+
+
+def _parse_time(text: str) -> datetime.datetime | None:
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return moment
+
+
+def read_csv_trace(path: Path, content: bytes) -> Trace:
+    """A CSV trace: a header row naming the columns, then one job a row."""
+    where = str(path)
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise _error(f"not UTF-8 (byte {error.start})", where, code=codes.UNREADABLE) from None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise _error("empty CSV trace: the first line names the columns (team,name,at,duration,...)", where, 1)
+    header = [cell.strip() for cell in rows[0]]
+    unknown = [c for c in header if c not in CSV_COLUMNS]
+    if unknown:
+        raise _error(f"unknown column {unknown[0]!r}; a CSV trace has the columns {', '.join(CSV_COLUMNS)}", where, 1)
+    missing = [c for c in ("team", "name", "duration") if c not in header]
+    if missing:
+        raise _error(f"the header has no {missing[0]!r} column", where, 1)
+    records: list[tuple[int, dict]] = []
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise _error(f"{len(row)} cells where the header has {len(header)}", where, line)
+        records.append((line, {k: v.strip() for k, v in zip(header, row) if v.strip() != ""}))
+    if not records:
+        raise _error("the CSV trace has a header but no job", where, 1)
+    return Trace.model_validate({"jobs": _csv_jobs(records, where)})
+
+
+def _csv_jobs(records: list[tuple[int, dict]], where: str) -> list[TraceJob]:
+    moments: dict[int, datetime.datetime] = {}
+    for line, record in records:
+        at = record.get("at", "0")
+        if not at.isdigit():
+            moment = _parse_time(at)
+            if moment is None:
+                raise _error(f"at: {at!r} is neither seconds from the start nor an RFC 3339 time "
+                             "(2026-11-30T09:00:00Z)", where, line)
+            moments[line] = moment
+    if moments and len(moments) != len(records):
+        first = next(line for line, _ in records if line not in moments)
+        raise _error("at: mixes seconds and RFC 3339 times; use one form for the whole trace", where, first)
+    start = min(moments.values()) if moments else None
+    jobs = []
+    for line, record in records:
+        values: dict[str, object] = dict(record)
+        if start is not None:
+            values["at"] = int((moments[line] - start).total_seconds())
+        for column in INTEGER_COLUMNS | ({"at"} if start is None else set()):
+            if column in values:
+                text = str(values[column])
+                if not re.fullmatch(r"\d{1,12}", text):
+                    raise _error(f"{column}: {text!r} is not a whole number", where, line)
+                values[column] = int(text)
+        try:
+            jobs.append(TraceJob.model_validate(values))
+        except ValidationError as error:
+            item = error.errors(include_url=False)[0]
+            column = ".".join(str(p) for p in item["loc"]) or "row"
+            raise _error(f"{column}: {item['msg']}", where, line) from None
+    return jobs
+
+
+def read_trace(path: Path) -> Trace:
+    """A YAML or CSV trace file (a Kueue export needs the policy: see `from_export`)."""
+    content = read_bytes(path)
+    if path.suffix.lower() == ".csv":
+        return read_csv_trace(path, content)
+    return read_yaml_trace(path, content)
+
+
+# -- Kueue exports -------------------------------------------------------------------------------
+_NAME_UNSAFE = re.compile(r"[^a-z0-9-]+")
+
+
+def _dns_label(name: str) -> str:
+    label = _NAME_UNSAFE.sub("-", name.lower()).strip("-")[:63].strip("-")
+    return label or "job"
+
+
+def _condition_time(doc: dict, *types: str) -> datetime.datetime | None:
+    conditions = (doc.get("status") or {}).get("conditions") or []
+    for wanted in types:
+        for condition in conditions:
+            if (isinstance(condition, dict) and condition.get("type") == wanted
+                    and condition.get("status") == "True"):
+                moment = _parse_time(str(condition.get("lastTransitionTime", "")))
+                if moment is not None:
+                    return moment
+    return None
+
+
+@dataclass
+class ExportedJob:
+    """One Workload of an export, before it becomes a TraceJob (times still absolute)."""
+
+    namespace: str
+    name: str
+    created: datetime.datetime
+    started: datetime.datetime | None
+    finished: datetime.datetime | None
+    shape: dict
+    where: SourcePosition | None
+
+
+def export_jobs(documents: list[tuple[object, SourcePosition]]) -> list[ExportedJob]:
+    """The Workloads of a `kubectl get workloads -A -o yaml` export, with their times and shape."""
+    from compiler.evaluator import load_documents
+
+    docs = []
+    for doc, where in documents:
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+        docs += [(item, where) for item in items or [] if isinstance(item, dict) and item.get("kind") == "Workload"]
+    state = load_documents(docs)
+    by_key = {w.key: w for w in state.workloads}
+    jobs = []
+    for doc, where in docs:
+        meta = doc.get("metadata") or {}
+        workload = by_key.get(f"{meta.get('namespace')}/{meta.get('name')}")
+        if workload is None:
+            continue
+        jobs.append(ExportedJob(workload.namespace, workload.name, workload.created,
+                                _condition_time(doc, "QuotaReserved", "Admitted"), _condition_time(doc, "Finished"),
+                                _shape(workload, doc), where))
+    return jobs
+
+
+def _shape(workload, doc: dict) -> dict:
+    """The trace fields of a Workload: its GPU pod set's pods and per-pod requests."""
+    pod_sets = sorted(workload.podsets, key=lambda ps: -sum(
+        v for r, v in ps.per_pod.items() if r == "nvidia.com/gpu" or r.startswith("nvidia.com/mig-")) * ps.count)
+    main = pod_sets[0]
+    shape: dict = {"replicas": max(1, sum(ps.count for ps in pod_sets if ps.per_pod == main.per_pod))}
+    gpus = main.per_pod.get("nvidia.com/gpu", 0)
+    migs = {r.removeprefix("nvidia.com/mig-"): v for r, v in main.per_pod.items() if r.startswith("nvidia.com/mig-")}
+    if gpus:
+        shape["gpus"] = gpus
+    elif migs:
+        profile, count = sorted(migs.items())[0]
+        shape["mig"] = profile
+        shape["replicas"] *= count
+    if main.per_pod.get("cpu"):
+        shape["cpu"] = f"{main.per_pod['cpu']}m"
+    if main.per_pod.get("memory"):
+        shape["memory"] = str(main.per_pod["memory"])
+    if "gpus" not in shape and "mig" not in shape and "cpu" not in shape and "memory" not in shape:
+        shape["cpu"] = "1m"
+    spec = doc.get("spec") or {}
+    priority = (spec.get("priorityClassRef") or {}).get("name") or spec.get("priorityClassName")
+    if isinstance(priority, str):
+        shape["priority"] = priority
+    return shape
+
+
+def from_export(jobs: list[ExportedJob], team_of_namespace: dict[str, str], priorities: set[str],
+                path: str) -> tuple[Trace, TraceNotes]:
+    """A trace from exported Workloads: jobs of namespaces no team owns, and jobs never admitted,
+    are reported in the notes, not dropped silently."""
+    notes = TraceNotes()
+    horizon = max([t for j in jobs for t in (j.created, j.started, j.finished) if t is not None], default=None)
+    usable = []
+    for job in jobs:
+        team = team_of_namespace.get(job.namespace)
+        if team is None:
+            notes.unknown_teams[job.namespace] = notes.unknown_teams.get(job.namespace, 0) + 1
+            continue
+        if job.started is None:
+            notes.skipped.append(Diagnostic(codes.TRACE_NO_RUN_TIME, f"{job.namespace}/{job.name} was never "
+                                            "admitted in the export: its run time is unknown", job.where))
+            continue
+        usable.append((job, team))
+    if not usable:
+        raise InputError(notes.skipped + [Diagnostic(codes.TRACE_BAD, "the export has no Workload of the "
+                                                     "policy's teams with a run time", SourcePosition(path))])
+    start = min(job.created for job, _ in usable)
+    trace_jobs, names = [], set()
+    for job, team in usable:
+        end = job.finished or horizon
+        name = _dns_label(job.name)
+        while (team, name) in names:
+            name = _dns_label(f"{name[:55]}-{len(names)}")
+        names.add((team, name))
+        shape = dict(job.shape)
+        if shape.get("priority") not in priorities:
+            shape.pop("priority", None)
+        trace_jobs.append(TraceJob.model_validate({
+            "team": team, "name": name, "at": int((job.created - start).total_seconds()),
+            "duration": max(1, int((end - job.started).total_seconds())), **shape}))
+    return Trace(jobs=trace_jobs), notes
