@@ -28,6 +28,7 @@ class WorkloadInfo:
     explain: list[str] = field(default_factory=list)
     last_assignment: object = None
     pending_victims: list[str] = field(default_factory=list)  # preemptions it issued, not yet admitted
+    _hash: tuple | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -40,6 +41,19 @@ class WorkloadInfo:
     @property
     def uid(self) -> str:
         return self.workload.uid or self.workload.key
+
+    @property
+    def scheduling_hash(self) -> tuple:
+        """Kueue's scheduling equivalence class (SchedulingEquivalenceHashing, on by default
+        since v0.18): priority and the shape of every pod set. Two workloads of one class get
+        the same answer from the flavor assigner in the same cluster state."""
+        cached = self._hash
+        if cached is None:
+            cached = self._hash = (self.workload.priority, tuple(
+                (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())),
+                 tuple(sorted(ps.node_selector.items())), repr(ps.affinity_terms), repr(ps.tolerations))
+                for ps in self.workload.podsets))
+        return cached
 
     def queue_order(self) -> tuple:
         """Kueue's heap order: higher priority, then older creation, then UID."""

@@ -52,7 +52,7 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved")
 
     def __init__(self, strict: bool) -> None:
         self.heap: list[tuple] = []
@@ -60,6 +60,41 @@ class _Queue:
         self.strict = strict
         self.sticky: WorkloadInfo | None = None
         self.members: set[str] = set()
+        # Equivalence classes found inadmissible since the last requeue of this queue, with the
+        # head that was (BestEffortFIFO only): their members wait in the inadmissible set.
+        self.bulk_moved: dict[tuple, WorkloadInfo] = {}
+
+    def add(self, info: WorkloadInfo) -> None:
+        """A new or returning workload (Kueue's PushOrUpdate): straight to the inadmissible set
+        when its equivalence class already failed, otherwise into the heap."""
+        if not self.strict and info.key not in self.members:
+            failed = self.bulk_moved.get(info.scheduling_hash)
+            if failed is not None:
+                _share_verdict(info, failed)
+                self.inadmissible[info.key] = info
+                return
+        self.push(info)
+
+    def bulk_move(self, failed: WorkloadInfo) -> None:
+        """`failed` found no fit (or no preemption candidates): every workload of its class in
+        the heap would get the same answer, so it joins the inadmissible set without a turn."""
+        if self.strict:
+            return
+        key = failed.scheduling_hash
+        self.bulk_moved[key] = failed
+        if not any(item[2].scheduling_hash == key for item in self.heap):
+            return
+        kept = []
+        for item in self.heap:
+            info = item[2]
+            if info.scheduling_hash == key and info is not self.sticky:
+                self.members.discard(info.key)
+                _share_verdict(info, failed)
+                self.inadmissible[info.key] = info
+            else:
+                kept.append(item)
+        heapq.heapify(kept)
+        self.heap = kept
 
     def push(self, info: WorkloadInfo) -> None:
         if info.key in self.members:
@@ -82,9 +117,17 @@ class _Queue:
         return info
 
     def requeue_inadmissible(self) -> None:
+        self.bulk_moved.clear()
         for info in self.inadmissible.values():
             self.push(info)
         self.inadmissible.clear()
+
+
+def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
+    """A workload set aside with its equivalence class reports the answer its class got."""
+    if info.preempted_by is None:
+        info.status = failed.status
+        info.reason_code, info.reason = failed.reason_code, failed.reason
 
 
 class _Entry:
@@ -125,6 +168,8 @@ class Engine:
         self.converged = True
         # Admissions and evictions in order, when a caller (simulate) asks for them.
         self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
+        # Seconds since the epoch of "now" when a caller (simulate) runs the engine in time.
+        self.clock: float | None = None
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies)
@@ -245,7 +290,7 @@ class Engine:
             return
         info.status = "pending"
         info.reason_code, info.reason = "Pending", "Waiting to be scheduled"
-        self.queues[cq].push(info)
+        self.queues[cq].add(info)
 
     def _load_admitted(self, info: WorkloadInfo) -> None:
         workload = info.workload
@@ -414,14 +459,17 @@ class Engine:
                 self._evict(victim, entry, target.reason)
                 touched_roots.add(id(self.nodes[victim.cluster_queue].root()))
                 changed = True
-        if touched_roots:
-            for name, queue in self.queues.items():
-                if id(self.nodes[name].root()) in touched_roots:
-                    queue.requeue_inadmissible()
         for entry in entries + inadmissible:
             if entry.status == "admitted":
                 continue
             changed |= self._requeue(entry)
+        # The evictions complete after this cycle's heads went back to their queues (in Kueue
+        # the victims' quota is released by the workload controller, later): the workloads
+        # found inadmissible this cycle are requeued with the others.
+        if touched_roots:
+            for name, queue in self.queues.items():
+                if id(self.nodes[name].root()) in touched_roots:
+                    queue.requeue_inadmissible()
         self._return_evicted(returning)
         self._returning = self._evicted_now
         return changed or bool(returning) or bool(self._returning)
@@ -522,7 +570,9 @@ class Engine:
         info.status = "admitted"
         info.reason_code = QUOTA_RESERVED
         info.reason = f"Quota reserved in ClusterQueue {cq_name}"
-        info.reserved_rank = (float("inf"), self._reserve_seq)
+        # Candidates are ordered by quota reservation time, then UID, as Kueue orders them. A
+        # static evaluation has no clock: what it admits is newer than anything in the input.
+        info.reserved_rank = (self.clock, 0) if self.clock is not None else (float("inf"), self._reserve_seq)
         info.borrowing = assignment.borrowing > 0
         info.sticky = False
         info.last_tried = None
@@ -569,7 +619,7 @@ class Engine:
             target_cq, code, _ = self._resolve_queue(victim.workload)
             if not code and target_cq in self.queues:
                 victim.cluster_queue = target_cq
-                self.queues[target_cq].push(victim)
+                self.queues[target_cq].add(victim)
 
     def _requeue(self, entry: _Entry) -> bool:
         info = entry.info
@@ -601,6 +651,8 @@ class Engine:
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
         queue.inadmissible[info.key] = info
+        if entry.status in ("nofit", "nocandidates"):
+            queue.bulk_move(info)
         return True
 
     def run(self, cycles: int | None = None, limit: int | None = None) -> None:
@@ -641,3 +693,14 @@ class Engine:
         for name, queue in self.queues.items():
             if queue.inadmissible and self.nodes[name].root() is root:
                 queue.requeue_inadmissible()
+
+    def rescan(self) -> None:
+        """Every pending workload gets a fresh look, as when Kueue starts on an export of this
+        moment: the inadmissible ones are requeued and forget their flavor-scan position."""
+        for queue in self.queues.values():
+            queue.requeue_inadmissible()
+            queue.sticky = None
+        for info in self.infos.values():
+            if not info.holds_quota:
+                info.last_tried = None
+                info.sticky = False

@@ -1,11 +1,17 @@
 """The event loop: a trace replayed through the admission engine, one engine for the whole run.
 
 The engine is built once from the compiled Kueue objects and carries its state from event to
-event, as Kueue's cache and queues do in a live cluster: an arrival submits one Workload, a
-completion releases one Workload's quota (and requeues the inadmissible workloads of its cohort
-tree, as Kueue does on that event), and then the engine runs scheduling cycles until nothing
-changes. Only what an event touches is recomputed; the decisions are the ones `evaluate` takes
-on an export of the same moment (tests/compiler/test_simulate_incremental.py checks that).
+event: the quota tree and its usage, the admitted workloads and the preemption indexes. An
+arrival submits one Workload, a completion releases one Workload's quota, and then the engine
+runs scheduling cycles until nothing changes. The engine has a clock, so workloads admitted at
+one moment are ordered by that time (then UID) as Kueue orders preemption candidates.
+
+At every moment each waiting workload gets a fresh look (`Engine.rescan`): Kueue keeps some
+state only in memory (which pending workloads wait in the inadmissible list for a cluster event,
+where a flavor scan stopped), and an export of the cluster cannot carry it. Rescanning makes the
+simulator's decisions at every moment exactly those of `evaluate` on an export of that moment
+(tests/compiler/test_simulate_incremental.py checks it on random traces), so any moment of a
+simulation can be checked, or explained, with `evaluate --explain`.
 
 An admitted job runs for its `duration`; a preempted one loses its work and waits again (a
 Kubernetes Job whose pods are evicted starts over). Everything the metrics need is recorded as
@@ -161,17 +167,22 @@ class Simulation:
         return Engine(state)
 
     # -- the run -----------------------------------------------------------------------------
-    def run(self, progress: Callable[[int, int], None] | None = None) -> SimulationRun:
-        loop = _EventLoop(self, self.engine())
+    def run(self, progress: Callable[[int, int], None] | None = None,
+            observer: Callable[[str, int, "_EventLoop"], None] | None = None) -> SimulationRun:
+        """Run the trace. `observer(phase, now, loop)` is called at every moment with phase
+        "before" (arrivals and completions applied, not yet scheduled) and "after"."""
+        loop = _EventLoop(self, self.engine(), observer)
         return loop.run(progress)
 
 
 class _EventLoop:
     """Arrivals and completions in time order; the engine runs to quiescence after each moment."""
 
-    def __init__(self, simulation: Simulation, engine: Engine):
+    def __init__(self, simulation: Simulation, engine: Engine,
+                 observer: Callable[[str, int, "_EventLoop"], None] | None = None):
         self.simulation = simulation
         self.engine = engine
+        self.observer = observer
         engine.journal = []
         self.by_key = {run.key: run for run in simulation.runs}
         self.arrivals = sorted(simulation.runs, key=lambda r: (r.job.at, r.job.team, r.job.name))
@@ -192,7 +203,11 @@ class _EventLoop:
                 run = self.arrivals[next_arrival]
                 self.engine.submit(self.simulation.workloads[run.key])
                 next_arrival += 1
+            if self.observer is not None:
+                self.observer("before", now, self)
             self._schedule(now)
+            if self.observer is not None:
+                self.observer("after", now, self)
             if progress is not None:
                 progress(next_arrival, total)
         for run in self.simulation.runs:
@@ -213,6 +228,8 @@ class _EventLoop:
 
     def _schedule(self, now: int) -> None:
         engine = self.engine
+        engine.clock = (EPOCH + datetime.timedelta(seconds=now)).timestamp()
+        engine.rescan()
         engine.run()
         if not engine.converged:
             self.warnings.append(Diagnostic(codes.TRACE_BAD, f"at t={now}s the engine was still changing after its "
@@ -239,3 +256,37 @@ class _EventLoop:
         for (flavor, resource), amount in sorted(run.usage.items()):
             if amount:
                 self.timeline.append(UsageChange(time, run.cluster_queue, flavor, resource, sign * amount))
+
+
+def export_moment(loop: _EventLoop, now: int) -> list[dict]:
+    """The cluster at this moment as `kubectl get -o yaml` would show it: the Kueue objects, the
+    running jobs' Workloads with their admission, and the waiting ones. `evaluate` on this list
+    answers what the simulation decides next."""
+    documents = list(loop.simulation.base)
+    api = loop.simulation.cluster.kueue_api_version
+    for key, info in sorted(loop.engine.infos.items()):
+        run = loop.by_key[key]
+        workload = info.workload
+        podsets = [{"name": ps.name, "count": ps.count, "template": {"spec": {"containers": [{
+            "name": "main", "resources": {"requests": {r: _quantity(r, v) for r, v in sorted(ps.per_pod.items())}}}]}}}
+            for ps in workload.podsets]
+        doc = {"apiVersion": api, "kind": "Workload",
+               "metadata": {"name": workload.name, "namespace": workload.namespace,
+                            "creationTimestamp": _timestamp(run.job.at)},
+               "spec": {"queueName": QUEUE, "priority": workload.priority, "podSets": podsets}}
+        if info.holds_quota:
+            doc["status"] = {
+                "admission": {"clusterQueue": info.cluster_queue, "podSetAssignments": [
+                    {"name": ps.name, "flavors": dict(info.flavors.get(ps.name, {})), "count": info.counts[ps.name],
+                     "resourceUsage": {r: _quantity(r, v * info.counts[ps.name]) for r, v in sorted(ps.per_pod.items())
+                                       if r in info.flavors.get(ps.name, {})}}
+                    for ps in workload.podsets]},
+                "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                                "message": info.reason, "lastTransitionTime": _timestamp(now if run.started is None else run.started)}]}
+        documents.append(doc)
+    return documents
+
+
+def _quantity(resource: str, amount: int) -> str:
+    # The engine keeps cpu in millicores and everything else in base units.
+    return f"{amount}m" if resource == "cpu" else str(amount)

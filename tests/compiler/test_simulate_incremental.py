@@ -1,0 +1,104 @@
+"""The simulator carries one engine from event to event; at every moment it must decide what
+`evaluate` decides on an export of that moment (the same jobs running, the same jobs waiting)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from compiler_testkit import CLUSTER, team, write_policy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.evaluator import evaluate, load_manifests
+from compiler.pipeline import PolicySource, compile_policy
+from compiler.simulate.driver import Simulation, export_moment
+from compiler.simulate.trace import Trace, TraceJob
+
+TEAMS = {
+    "a": "namespaces: [a]\ngpus: {guaranteed: 8, burst: 8}\ncapacity: on-demand-first",
+    "b": "namespaces: [b]\ngpus: {guaranteed: 4, burst: 4}\ncapacity: spot-first",
+    "c": "namespaces: [c]\ngpus: {guaranteed: 4}\ncapacity: on-demand-only",
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("policy")
+    files = {"cluster.yaml": CLUSTER} | {f"{n}.yaml": team(n, body) for n, body in TEAMS.items()}
+    result = compile_policy(PolicySource.from_directory(write_policy(root, files)))
+    artifacts = next(iter(result.clusters.values()))
+    return artifacts.cluster, [o.obj for o in artifacts.objects]
+
+
+def random_trace(seed: int, jobs: int) -> Trace:
+    rng = random.Random(seed)
+    at = 0
+    out = []
+    for index in range(jobs):
+        at += rng.choice([0, 0, 5, 10, 30])
+        out.append(TraceJob(team=rng.choice("abc"), name=f"j{index}", at=at, duration=rng.randint(5, 120),
+                            replicas=rng.choice([1, 1, 2, 4]), gpus=rng.choice([1, 2, 4, 8]),
+                            priority=rng.choice(["high", "low", None])))
+    return Trace(jobs=out)
+
+
+def _decisions(loop) -> dict[str, tuple]:
+    """What the simulator's engine holds for every job: running (and where) or waiting."""
+    state = {}
+    for key, info in loop.engine.infos.items():
+        if info.holds_quota:
+            state[key] = ("running", tuple(sorted((ps, tuple(sorted(f.items()))) for ps, f in info.flavors.items())))
+        else:
+            state[key] = ("waiting",)
+    return state
+
+
+def _evaluated(documents: list[dict]) -> dict[str, tuple]:
+    result = evaluate(load_manifests(documents))
+    state = {}
+    for key, outcome in result.outcomes.items():
+        if outcome.status in ("admitted", "running"):
+            state[key] = ("running", tuple(sorted((ps, tuple(sorted(f.items())))
+                                                  for ps, f in outcome.assignment.items())))
+        else:
+            state[key] = ("waiting",)
+    return state
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), jobs=st.integers(5, 40), sample=st.integers(0, 10**6))
+def test_every_moment_matches_evaluate_on_its_export(compiled, seed, jobs, sample):
+    cluster, objects = compiled
+    simulation = Simulation(cluster, objects, random_trace(seed, jobs), "trace.yaml")
+    rng = random.Random(sample)
+    checked = []
+    exports: dict[int, list[dict]] = {}
+
+    def observer(phase, now, loop):
+        if phase == "before":
+            if rng.random() < 0.5 or not checked:
+                exports[now] = export_moment(loop, now)
+        elif now in exports:
+            checked.append(now)
+            assert _evaluated(exports.pop(now)) == _decisions(loop), f"moment t={now}"
+
+    simulation.run(observer=observer)
+    assert checked
+
+
+def test_the_export_of_a_moment_reads_back_as_the_same_cluster(compiled):
+    cluster, objects = compiled
+    simulation = Simulation(cluster, objects, random_trace(7, 30), "trace.yaml")
+    seen = []
+
+    def observer(phase, now, loop):
+        if phase == "after":
+            state = load_manifests(export_moment(loop, now))
+            running = {w.key for w in state.workloads if w.admission is not None}
+            assert running == {k for k, i in loop.engine.infos.items() if i.holds_quota}
+            seen.append(now)
+
+    simulation.run(observer=observer)
+    assert len(seen) > 3
