@@ -1,0 +1,167 @@
+"""`simulate` on traces from where users have them (YAML, CSV, a Kueue export, `trace synth`),
+the metrics it answers with, and `--compare REV` on a real git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from compiler_testkit import CLUSTER, team, write_policy
+from kp_testing import run_cli
+
+TEAMS = {"a": "namespaces: [a, a-eval]\ngpus: {guaranteed: 8}\ncapacity: on-demand-only\n"
+              "workloads:\n  - {name: train, replicas: 2, gpus: 4}\n  - {name: eval, replicas: 1, gpus: 1}",
+         "b": "namespaces: [b]\ngpus: {guaranteed: 8}\ncapacity: on-demand-only\nweight: 3\n"
+              "workloads:\n  - {name: big, replicas: 1, gpus: 8}"}
+
+
+@pytest.fixture
+def policies(tmp_path):
+    files = {"cluster.yaml": CLUSTER} | {f"{n}.yaml": team(n, body) for n, body in TEAMS.items()}
+    return write_policy(tmp_path, files)
+
+
+def simulate_json(policies, trace_file, *extra):
+    result = run_cli("simulate", str(policies), "--trace", str(trace_file), "--format", "json", *extra)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_csv_trace_with_rfc3339_times_and_the_metrics_it_yields(policies, tmp_path):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus,mig,priority\n"
+                     "a,one,2026-11-30T09:00:00Z,3600,2,8,,\n"
+                     "b,two,2026-11-30T09:30:00Z,1800,1,8,,high\n")
+    summary = simulate_json(policies, trace)
+    jobs = {j["name"]: j for j in summary["jobs"]}
+    assert jobs["one"]["submitted"] == 0 and jobs["two"]["submitted"] == 1800
+    # `one` borrows b's idle quota (16 GPUs, a holds 8); b reclaims at 09:30 and `one` restarts later.
+    assert jobs["two"]["started"] == 1800 and jobs["one"]["preemptions"] == 1
+    assert jobs["one"]["started"] == 3600 and jobs["one"]["finished"] == 7200
+    teams = {t["team"]: t for t in summary["teams"]}
+    # a used 16 GPUs for 1800 s (lost) and 16 GPUs for 3600 s: 24 GPU-hours; 8 GPUs above its quota.
+    assert teams["a"]["gpuHours"] == 24.0
+    assert teams["a"]["borrowedGpuHours"] == pytest.approx(12.0)
+    assert teams["a"]["preemptionsSuffered"] == 1 and teams["b"]["preemptionsCaused"] == 1
+    assert teams["b"]["lentGpuHours"] > 0 and teams["a"]["wait"]["max"] == 3600
+    assert teams["b"]["fairShareWeight"] == 0.75 and teams["a"]["fairShareWeight"] == 0.25
+    assert summary["run"]["makespan"] == 7200
+    od = next(p for p in summary["pools"] if p["pool"] == "od" and p["resource"] == "nvidia.com/gpu")
+    assert od["capacity"] == 16 and od["usedHours"] == pytest.approx(24.0 + 4.0)
+
+
+@pytest.mark.parametrize("body, line, words", [
+    ("team,name,at,duration\na,x,yesterday,10\n", 2, "is neither seconds from the start nor an RFC 3339 time"),
+    ("team,name,at,duration,colour\na,x,0,10,red\n", 1, "unknown column 'colour'"),
+    ("team,name,at,duration\na,x,0,10\nb,y,2026-11-30T09:00:00Z,5\n", 2, "mixes seconds and RFC 3339"),
+    ("team,name,at,duration\na,x,0,-5\n", 2, "duration"),
+    ("team,name,at\na,x,0\n", 1, "no 'duration' column"),
+])
+def test_bad_csv_rows_name_file_and_line(policies, tmp_path, body, line, words):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text(body)
+    result = run_cli("simulate", str(policies), "--trace", str(trace))
+    assert result.returncode == 1
+    assert f"jobs.csv:{line}:" in result.stderr and words in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+EXPORT = """\
+apiVersion: v1
+kind: List
+items:
+{items}
+"""
+
+
+def exported(name, namespace, created, reserved=None, finished=None, gpus=4, count=2):
+    conditions = []
+    if reserved:
+        conditions.append({"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                           "lastTransitionTime": reserved})
+    if finished:
+        conditions.append({"type": "Finished", "status": "True", "reason": "Succeeded",
+                           "lastTransitionTime": finished})
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created},
+            "spec": {"queueName": "default", "podSets": [{"name": "main", "count": count, "template": {"spec": {
+                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}]}}}]},
+            "status": {"conditions": conditions}}
+
+
+def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies, tmp_path):
+    items = [exported("job-1", "a", "2026-11-30T08:00:00Z", "2026-11-30T08:05:00Z", "2026-11-30T09:05:00Z"),
+             exported("job-2", "a-eval", "2026-11-30T08:10:00Z", "2026-11-30T08:10:00Z", "2026-11-30T08:40:00Z",
+                      gpus=1, count=1),
+             exported("job-3", "b", "2026-11-30T08:20:00Z", "2026-11-30T08:20:00Z", None, gpus=8, count=1),
+             exported("stray", "team-x", "2026-11-30T08:00:00Z", "2026-11-30T08:00:00Z", "2026-11-30T09:00:00Z"),
+             exported("waiting", "b", "2026-11-30T08:30:00Z")]
+    trace = tmp_path / "export.yaml"
+    trace.write_text(EXPORT.format(items="\n".join("  - " + json.dumps(i) for i in items)))
+    summary = simulate_json(policies, trace)
+    jobs = {j["name"]: j for j in summary["jobs"]}
+    assert set(jobs) == {"job-1", "job-2", "job-3"}
+    assert (jobs["job-1"]["team"], jobs["job-2"]["team"], jobs["job-3"]["team"]) == ("a", "a", "b")
+    assert jobs["job-1"]["submitted"] == 0 and jobs["job-2"]["submitted"] == 600
+    # Run time from admission to finish; a job still running runs until the export's last moment.
+    assert jobs["job-1"]["finished"] - jobs["job-1"]["started"] == 3600
+    assert jobs["job-3"]["finished"] - jobs["job-3"]["started"] == 3900 - 1200
+    assert summary["notes"]["unknownTeams"] == {"team-x": 1}
+    assert [s["code"] for s in summary["notes"]["skipped"]] == ["KP912"]
+    text = run_cli("simulate", str(policies), "--trace", str(trace))
+    assert text.returncode == 0
+    assert "namespace 'team-x' belong to no team" in text.stderr and "b/waiting was never admitted" in text.stderr
+
+
+def test_trace_synth_is_seeded_and_drawn_from_declared_workloads(policies, tmp_path):
+    first = run_cli("trace", "synth", str(policies), "--jobs", "40", "--seed", "7", "--rate", "30")
+    again = run_cli("trace", "synth", str(policies), "--jobs", "40", "--seed", "7", "--rate", "30")
+    other = run_cli("trace", "synth", str(policies), "--jobs", "40", "--seed", "8", "--rate", "30")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == again.stdout and first.stdout != other.stdout
+    trace = tmp_path / "synth.yaml"
+    trace.write_text(first.stdout)
+    summary = simulate_json(policies, trace)
+    assert len(summary["jobs"]) == 40
+    assert {j["name"].rsplit("-", 1)[0] for j in summary["jobs"]} <= {"train", "eval", "big"}
+    csv_out = tmp_path / "synth.csv"
+    written = run_cli("trace", "synth", str(policies), "--jobs", "40", "--seed", "7", "--rate", "30",
+                      "--distribution", "lognormal", "--out", str(csv_out))
+    assert written.returncode == 0 and csv_out.read_text().startswith("team,name,at,duration,")
+    assert len(simulate_json(policies, csv_out)["jobs"]) == 40
+
+
+def test_trace_synth_needs_declared_workloads(tmp_path):
+    files = {"cluster.yaml": CLUSTER, "a.yaml": team("a", "namespaces: [a]\ngpus: {guaranteed: 8}")}
+    result = run_cli("trace", "synth", str(write_policy(tmp_path, files)))
+    assert result.returncode == 1 and "KP910" in result.stderr and "spec.workloads" in result.stderr
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@e", "HOME": str(repo), "PATH": "/usr/bin:/bin"})
+
+
+def test_compare_runs_the_same_trace_through_the_policy_at_a_revision(policies, tmp_path):
+    repo = tmp_path
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "policies")
+    git(repo, "commit", "-q", "-m", "policy")
+    trace = tmp_path / "jobs.yaml"
+    trace.write_text("jobs:\n"
+                     "  - {name: one, team: a, at: 0, duration: 3600, replicas: 2, gpus: 8}\n"
+                     "  - {name: two, team: b, at: 600, duration: 3600, replicas: 1, gpus: 8}\n")
+    # The working tree gives b less quota: a keeps b's GPUs, b waits for them.
+    (policies / "b.yaml").write_text((policies / "b.yaml").read_text().replace("guaranteed: 8", "guaranteed: 0"))
+    (policies / "a.yaml").write_text((policies / "a.yaml").read_text().replace("guaranteed: 8", "guaranteed: 16"))
+    result = run_cli("simulate", str(policies), "--trace", str(trace), "--compare", "HEAD", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert "b p95 wait 0 s -> 50.0 min (worse)" in result.stdout
+    data = json.loads(run_cli("simulate", str(policies), "--trace", str(trace), "--compare", "HEAD",
+                              "--format", "json", cwd=repo).stdout)
+    change = next(c for c in data["changes"] if c["team"] == "b" and c["metric"] == "p95 wait")
+    assert (change["before"], change["after"], change["worse"]) == (0, 3000, True)
+    missing = run_cli("simulate", str(policies), "--trace", str(trace), "--compare", "no-such-rev", cwd=repo)
+    assert missing.returncode == 1 and "KP802" in missing.stderr
