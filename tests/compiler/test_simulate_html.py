@@ -1,0 +1,57 @@
+"""`simulate --html`: a self-contained page, loaded in a real headless browser (Chromium)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from compiler_testkit import CLUSTER, team, write_policy
+from kp_testing import run_cli
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture
+def page(tmp_path):
+    files = {"cluster.yaml": CLUSTER,
+             "a.yaml": team("a", "namespaces: [a]\ngpus: {guaranteed: 8}\ncapacity: on-demand-only"),
+             "b.yaml": team("b", "namespaces: [b]\ngpus: {guaranteed: 8}\ncapacity: on-demand-only")}
+    policies = write_policy(tmp_path, files)
+    trace = tmp_path / "trace.yaml"
+    trace.write_text("jobs:\n"
+                     "  - {name: big, team: a, at: 0, duration: 100, replicas: 2, gpus: 8}\n"
+                     "  - {name: mine, team: b, at: 10, duration: 50, replicas: 1, gpus: 8}\n"
+                     "  - {name: later, team: b, at: 30, duration: 20, replicas: 1, gpus: 4}\n")
+    html = tmp_path / "run.html"
+    result = run_cli("simulate", str(policies), "--trace", str(trace), "--html", str(html))
+    assert result.returncode == 0, result.stderr
+    return html
+
+
+def test_the_page_needs_nothing_from_the_network(page):
+    text = page.read_text()
+    # The only URL is the SVG namespace, which is a name, never fetched.
+    assert set(re.findall(r"https?://[^\s\"'<>]+", text)) == {"http://www.w3.org/2000/svg"}
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_the_page_loads_in_chromium_without_errors_and_draws_its_charts(page, tmp_path):
+    result = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    dom = result.stdout
+    assert 'data-charts="4"' in dom, result.stderr[-2000:]
+    assert "data-failed" not in dom and 'id="errors"></div>' in dom
+    console_errors = [line for line in result.stderr.splitlines()
+                      if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    assert console_errors == []
+    # Both teams have a band in the usage chart, a box in the wait chart, a node in the tree.
+    for name in ("a", "b"):
+        assert f'data-team="{name}"' in dom and f'data-node="{name}"' in dom
+    assert 'data-node="research"' in dom and 'data-pool="od"' in dom
+    assert dom.count("<tr>") == 3  # the header and one row per team
