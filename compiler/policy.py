@@ -132,6 +132,13 @@ class Repository(Strict):
     revision: Annotated[str, Field(min_length=1, max_length=255)] = "main"
 
 
+class WhatIf(Strict):
+    """A job trace `diff` and `pr` replay through both sides of a policy change."""
+    trace: Annotated[str, Field(min_length=1, max_length=1024,
+                                description="Path of a job trace (YAML jobs list, CSV, or a Kueue Workload "
+                                            "export), relative to the repository root.")]
+
+
 class ClusterSpec(Strict):
     kubernetesVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "1.34"
     kueueVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "0.19"
@@ -147,6 +154,8 @@ class ClusterSpec(Strict):
     fairSharing: FairSharing = Field(default_factory=FairSharing)
     featureGates: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], StrictBool] = Field(default_factory=dict)
     repository: Repository | None = None
+    whatIf: WhatIf | None = Field(default=None, description="Replay this trace through the policy before and "
+                                  "after a change; `diff` and `pr` report what changes per team.")
 
     _versions = field_validator("kubernetesVersion", mode="before")(lambda cls, v: _version(v, "1.34"))
     _kueue_versions = field_validator("kueueVersion", mode="before")(lambda cls, v: _version(v, "0.19"))

@@ -1,0 +1,125 @@
+"""What-if for `diff` and `pr`: the cluster's `whatIf.trace` replayed through both sides.
+
+A cluster that sets `spec.whatIf.trace` (a path in the repository) gets, in the diff and in the
+pull request body, what the change does to that demand per team ("alpha p95 wait 2.1 h -> 4.0 h")
+and a chart of each team's p95 wait before and after. The trace is read from the working tree
+(the head side), so both policies see the same demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler import codes
+from compiler.errors import Diagnostic, InputError, SourcePosition
+from compiler.pipeline import PolicySource
+from compiler.simulate.compare import compare, human_duration
+from compiler.simulate.runner import simulate_policy
+
+MAX_CHART_TEAMS = 20
+
+
+@dataclass
+class WhatIfResult:
+    cluster: str
+    trace: str
+    changes: list[dict]
+    before: dict
+    after: dict
+
+    def to_json(self) -> dict:
+        return {"cluster": self.cluster, "trace": self.trace, "changes": self.changes,
+                "before": {"run": self.before["run"], "teams": self.before["teams"]},
+                "after": {"run": self.after["run"], "teams": self.after["teams"]}}
+
+
+def traces_of(source: PolicySource) -> dict[str, str]:
+    """cluster name -> whatIf.trace, for the clusters of a policy that ask for a what-if."""
+    from compiler.pipeline import compile_policy
+
+    result = compile_policy(source)
+    traces = {}
+    for name, artifacts in sorted(result.clusters.items()):
+        what_if = artifacts.cluster.spec.whatIf
+        if what_if is not None:
+            traces[name] = what_if.trace
+    return traces
+
+
+def what_if(base: PolicySource | None, head: PolicySource, repo_root: Path,
+            traces: dict[str, str]) -> list[WhatIfResult]:
+    """Each cluster's trace through the base and the head policy (a cluster new in the head
+    compares against nothing and is left out)."""
+    results = []
+    for cluster, relative in sorted(traces.items()):
+        trace_path = repo_root / relative
+        if not trace_path.is_file():
+            raise InputError([Diagnostic(codes.TRACE_BAD, f"whatIf.trace of cluster '{cluster}': {relative} is "
+                                         "not a file of the repository", SourcePosition(str(trace_path)))])
+        if base is None:
+            continue
+        try:
+            before = simulate_policy(base, trace_path, cluster)
+        except InputError:
+            continue  # the cluster (or the trace's teams) do not exist before the change
+        after = simulate_policy(head, trace_path, cluster)
+        results.append(WhatIfResult(cluster, relative, compare(before.summary, after.summary),
+                                    before.summary, after.summary))
+    return results
+
+
+def _label(team: str) -> str:
+    return '"' + team.replace('"', "'") + '"'
+
+
+def p95_chart(result: WhatIfResult) -> str:
+    """A Mermaid xychart (GitHub and GitLab render it): each team's p95 wait in hours, before
+    (first bar) and after (second bar), for the teams whose waits changed most."""
+    before = {t["team"]: t["wait"]["p95"] or 0 for t in result.before["teams"]}
+    after = {t["team"]: t["wait"]["p95"] or 0 for t in result.after["teams"]}
+    teams = sorted(set(before) | set(after),
+                   key=lambda t: (-abs(after.get(t, 0) - before.get(t, 0)), t))[:MAX_CHART_TEAMS]
+    teams.sort()
+    hours = lambda values: ", ".join(f"{values.get(t, 0) / 3600:.2f}" for t in teams)  # noqa: E731
+    return "\n".join([
+        "```mermaid",
+        "xychart-beta",
+        '    title "p95 wait per team, hours: before (first bar), after (second bar)"',
+        f"    x-axis [{', '.join(_label(t) for t in teams)}]",
+        '    y-axis "hours"',
+        f"    bar [{hours(before)}]",
+        f"    bar [{hours(after)}]",
+        "```"])
+
+
+def render_markdown(results: list[WhatIfResult]) -> str:
+    sections = []
+    for result in results:
+        lines = [f"### What-if: `{result.trace}` through `{result.cluster}`", ""]
+        run_before, run_after = result.before["run"], result.after["run"]
+        lines.append(f"{run_after['jobs']} jobs; idle GPU-hours {run_before['idleGpuHours']:,.1f} -> "
+                     f"{run_after['idleGpuHours']:,.1f}; preemptions {run_before['preemptions']} -> "
+                     f"{run_after['preemptions']}; makespan {human_duration(run_before['makespan'])} -> "
+                     f"{human_duration(run_after['makespan'])}.")
+        lines.append("")
+        if not result.changes:
+            lines.append("No team's waits, usage or preemptions change.")
+        else:
+            lines += ["| team | metric | before | after | |", "|---|---|---|---|---|"]
+            for change in result.changes:
+                before, after = change["text"].rsplit(" -> ", 1)
+                before = before[len(change["team"]) + len(change["metric"]) + 2:]
+                mark = {True: "worse", False: "better"}.get(change["worse"], "")
+                lines.append(f"| {change['team']} | {change['metric']} | {before} | {after} | {mark} |")
+            lines += ["", p95_chart(result)]
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) + ("\n" if sections else "")
+
+
+def render_text(results: list[WhatIfResult]) -> str:
+    lines = []
+    for result in results:
+        lines.append(f"What-if: {result.trace} through {result.cluster}:")
+        lines += [f"  {c['text']}" for c in result.changes] or ["  no change"]
+    return "\n".join(lines) + ("\n" if lines else "")
