@@ -29,9 +29,17 @@ CPU_FLAVORS = ["cpu-a", "cpu-b", "cpu-c", "cpu-d"]
 GPU_FLAVORS = ["h100", "a100", "l40s", "t4"]
 
 
-def generate(workloads: int, queues: int = 500, seed: int = 7, reclaim: str = "LowerPriority") -> list[dict]:
+def generate(workloads: int, queues: int = 500, seed: int = 7, reclaim: str = "LowerPriority",
+             within: str = "LowerPriority", every_queue: bool = False, fair_sharing: bool = False) -> list[dict]:
+    """The benchmark world. By default a third of the queues preempt (`within` inside the queue,
+    `reclaim` in the cohort) and the others never do; `every_queue` gives every queue that
+    policy (issue 8's world: LowerPriority/Any everywhere); `fair_sharing` adds Kueue's
+    Configuration with fair sharing on. Same arguments, same documents."""
     rnd = random.Random(seed)
     docs: list[dict] = []
+    if fair_sharing:
+        docs.append({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                     "fairSharing": {"enable": True}})
     for flavor in CPU_FLAVORS + GPU_FLAVORS:
         docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                      "metadata": {"name": flavor}, "spec": {"nodeLabels": {"pool": flavor}}})
@@ -47,11 +55,11 @@ def generate(workloads: int, queues: int = 500, seed: int = 7, reclaim: str = "L
                      "spec": {"parentName": child.rsplit("-team-", 1)[0]}})
     for i in range(queues):
         cohort = children[i % len(children)]
-        preempting = i % 3 == 0
+        preempting = every_queue or i % 3 == 0
         spec = {
             "cohortName": cohort, "namespaceSelector": {},
             "queueingStrategy": "BestEffortFIFO",
-            "preemption": {"withinClusterQueue": "LowerPriority" if preempting else "Never",
+            "preemption": {"withinClusterQueue": within if preempting else "Never",
                            "reclaimWithinCohort": reclaim if preempting else "Never"},
             "resourceGroups": [
                 {"coveredResources": ["cpu", "memory"], "flavors": [

@@ -217,6 +217,9 @@ class FlavorAssigner:
         self.fair_sharing = fair_sharing
         self.ignore_undeclared = ignore_undeclared
         self.oracle = oracle
+        # Set when an assignment read the quota tree's usage (or asked the oracle): a result
+        # that never did depends on the workload and the static quotas only, and can be reused.
+        self.read_usage = False
         self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
         for index, group in enumerate(cq.resource_groups):
@@ -382,6 +385,7 @@ class FlavorAssigner:
                 f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
                 f"({format_units(res, assumed)}) + current podset request ({format_units(res, request)}) "
                 f"> maximum capacity ({format_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
+        self.read_usage = True
         borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
         available = node.available(fr)
         if value <= available:

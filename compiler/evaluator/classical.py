@@ -1,0 +1,244 @@
+"""Classical preemption (Kueue's preemption/classical): withinClusterQueue, reclaimWithinCohort,
+borrowWithinCohort and hierarchical reclaim, with fill-back.
+
+Candidates come in three groups, each in candidate order: those found below an ancestor that
+the request fits in ("hierarchical advantage"), the other cohort members, then the preemptor's
+own queue. A search usually stops after a few removals, so the groups are merged lazily from
+the snapshot's per-queue sorted candidate lists instead of being collected and sorted whole;
+a search that cannot succeed is recognised first by removing every eligible candidate at once.
+"""
+
+from __future__ import annotations
+
+import heapq
+from operator import itemgetter
+from typing import Iterator
+
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import ClusterQueue
+from compiler.evaluator.preemption_common import (
+    IN_CLUSTER_QUEUE, IN_COHORT_RECLAIM_WHILE_BORROWING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot,
+    Target, satisfies_policy,
+)
+from compiler.evaluator.tree import QuotaNode, quantities_fit_in_quota
+
+WITHIN_CQ, HIERARCHICAL, RECLAIM_WITHOUT_BORROWING, RECLAIM_WHILE_BORROWING = range(1, 5)
+_VARIANT_REASON = {WITHIN_CQ: IN_CLUSTER_QUEUE, HIERARCHICAL: IN_COHORT_RECLAMATION,
+                   RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
+                   RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING}
+_KEY = itemgetter(0)
+
+
+class _Replay:
+    """A lazily merged candidate group that can be walked more than once (one walk per
+    borrowing attempt) while computing each item once."""
+
+    def __init__(self, source: Iterator) -> None:
+        self._source = source
+        self._seen: list = []
+        self._done = False
+
+    def __iter__(self):
+        index = 0
+        while True:
+            if index < len(self._seen):
+                yield self._seen[index]
+                index += 1
+                continue
+            if self._done:
+                return
+            item = next(self._source, None)
+            if item is None:
+                self._done = True
+                return
+            self._seen.append(item)
+
+    def empty(self) -> bool:
+        return next(iter(self), None) is None
+
+
+class ClassicalPreemption:
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def targets(self, request: PreemptionRequest) -> list[Target]:
+        snap = self.snapshot
+        cq_name = request.cq
+        node = snap.nodes[cq_name]
+        policy = snap.specs[cq_name].preemption
+        priority = request.preemptor.workload.priority
+        if not snap.may_have_candidates(cq_name, policy.within_cluster_queue, priority) and not (
+                node.parent is not None and snap.may_have_candidates(
+                    id(node.root()), policy.reclaim_within_cohort, priority)):
+            return []
+        same, hierarchy, others = self._sources(request, node)
+        if not self._may_fit(request, node, same + hierarchy + others):
+            return []
+        groups = [_Replay(self._merged(request, sources)) for sources in (hierarchy, others, same)]
+        forbidden = policy.borrow_within_cohort == "Never"
+        no_other = groups[0].empty() and groups[1].empty()
+        if no_other and groups[2].empty():
+            return []
+        if no_other or (forbidden and not _under_nominal(node, request.frs)):
+            attempts = [True]
+        elif forbidden and groups[0].empty():
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for allow_borrowing in attempts:
+            found = self._attempt(request, node, groups, allow_borrowing)
+            if found:
+                return found
+        return []
+
+    # -- candidates --------------------------------------------------------------------------
+    def _sources(self, request: PreemptionRequest, node: QuotaNode):
+        """The ClusterQueues to take candidates from, as (name, lowest common ancestor, with
+        hierarchical advantage), in three groups: own queue, advantage, the rest. A queue (or a
+        whole cohort) within its nominal quota for the contested resources lends nothing."""
+        policy = self.snapshot.specs[request.cq].preemption
+        same = [(request.cq, None, False)] if policy.within_cluster_queue != "Never" else []
+        hierarchy: list = []
+        others: list = []
+        if node.parent is not None and policy.reclaim_within_cohort != "Never":
+            previous = None
+            advantage, remaining = quantities_fit_in_quota(node, request.usage)
+            for ancestor in node.ancestors():
+                _collect(ancestor, ancestor, previous, node, request.frs, advantage,
+                         hierarchy if advantage else others)
+                fits, remaining = quantities_fit_in_quota(ancestor, remaining)
+                advantage = advantage or fits
+                previous = ancestor
+        return same, hierarchy, others
+
+    def _candidates(self, request: PreemptionRequest, cq_name: str) -> Iterator:
+        """(key, info) of one queue's workloads using the contested pairs, in candidate
+        order, stopping where the policy's priority bound ends."""
+        snap = self.snapshot
+        own = cq_name == request.cq
+        spec = snap.specs[request.cq].preemption
+        policy = spec.within_cluster_queue if own else spec.reclaim_within_cohort
+        lists = [snap.sorted_candidates(cq_name, fr) for fr in sorted(request.frs)]
+        lists = [items for items in lists if items]
+        if not lists:
+            return
+        merged = lists[0] if len(lists) == 1 else _dedupe(heapq.merge(*lists, key=_KEY))
+        preemptor = request.preemptor
+        bound = preemptor.workload.priority
+        for key, info in merged:
+            if policy == "LowerPriority" and key[0] >= bound:
+                return
+            if policy == "LowerOrNewerEqualPriority" and key[0] > bound:
+                return
+            if satisfies_policy(preemptor, info, policy):
+                yield key, info
+
+    def _merged(self, request: PreemptionRequest, sources: list) -> Iterator:
+        streams = [self._classified(request, name, lca, advantage) for name, lca, advantage in sources]
+        if len(streams) == 1:
+            return streams[0]
+        return heapq.merge(*streams, key=_KEY)
+
+    def _classified(self, request: PreemptionRequest, cq_name: str, lca, advantage: bool) -> Iterator:
+        spec = self.snapshot.specs[request.cq]
+        for key, info in self._candidates(request, cq_name):
+            yield key, info, lca, _variant(request.preemptor, spec, cq_name == request.cq, info, advantage)
+
+    def _may_fit(self, request: PreemptionRequest, node: QuotaNode, sources: list) -> bool:
+        """Whether the request fits with every candidate of every source removed at once.
+        Removing usage never makes a request fit less, so when this is False no subset of
+        candidates can make room and the search is over."""
+        snap = self.snapshot
+        removed: list[tuple[QuotaNode, dict]] = []
+        for name, _, _ in sources:
+            amounts: dict = {}
+            for _, info in self._candidates(request, name):
+                for fr, value in info.usage.items():
+                    if fr in request.usage:
+                        amounts[fr] = amounts.get(fr, 0) + value
+            if amounts:
+                snap.nodes[name].remove_all(amounts)
+                removed.append((snap.nodes[name], amounts))
+        fits = snap.fits(node, request.usage, True)
+        for source_node, amounts in removed:
+            source_node.add_all(amounts)
+        return fits
+
+    # -- the search --------------------------------------------------------------------------
+    def _attempt(self, request: PreemptionRequest, node: QuotaNode, groups: list[_Replay],
+                 allow_borrowing: bool) -> list[Target]:
+        snap = self.snapshot
+        removed: list[Target] = []
+        for group in groups:
+            for _, candidate, lca, variant in group:
+                if not self._valid(candidate, lca, variant, request, allow_borrowing):
+                    continue
+                snap.remove(candidate)
+                removed.append(Target(candidate, _VARIANT_REASON[variant]))
+                if snap.fits(node, request.usage, allow_borrowing):
+                    removed = snap.fill_back(node, request.usage, removed, allow_borrowing)
+                    snap.restore(removed)
+                    return removed
+        snap.restore(removed)
+        return []
+
+    def _valid(self, candidate: WorkloadInfo, lca, variant: int, request: PreemptionRequest,
+               allow_borrowing: bool) -> bool:
+        """A candidate of another queue is still worth evicting only while its queue, and each
+        cohort between it and the common ancestor, is above nominal for the contested pairs."""
+        if candidate.cluster_queue == request.cq:
+            return True
+        if allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING:
+            return False
+        cand_node = self.snapshot.nodes[candidate.cluster_queue]
+        if cand_node.within_nominal(request.frs):
+            return False
+        for ancestor in cand_node.ancestors():
+            if ancestor is lca:
+                break
+            if ancestor.within_nominal(request.frs):
+                return False
+        return True
+
+
+def _variant(preemptor: WorkloadInfo, spec: ClusterQueue, own: bool, candidate: WorkloadInfo,
+             advantage: bool) -> int:
+    if own:
+        return WITHIN_CQ
+    if advantage:
+        return HIERARCHICAL
+    policy = spec.preemption
+    if policy.borrow_within_cohort == "Never":
+        return RECLAIM_WITHOUT_BORROWING
+    threshold = policy.max_priority_threshold
+    if candidate.priority >= preemptor.priority or (threshold is not None and candidate.priority > threshold):
+        return RECLAIM_WITHOUT_BORROWING
+    return RECLAIM_WHILE_BORROWING
+
+
+def _dedupe(items: Iterator) -> Iterator:
+    seen: set[str] = set()
+    for key, info in items:
+        if info.key not in seen:
+            seen.add(info.key)
+            yield key, info
+
+
+def _collect(current: QuotaNode, subtree_root: QuotaNode, skip, cq_node: QuotaNode, frs, advantage: bool,
+             out: list) -> None:
+    """Queues under `current` (but not under `skip`, already visited one level down) that are
+    above nominal for `frs`, pruning whole cohorts within nominal."""
+    for child in current.child_cohorts:
+        if child is skip or child.within_nominal(frs):
+            continue
+        _collect(child, subtree_root, skip, cq_node, frs, advantage, out)
+    for child in current.child_cqs:
+        if child is not cq_node and not child.within_nominal(frs):
+            out.append((child.name, subtree_root, advantage))
+
+
+def _under_nominal(node: QuotaNode, frs) -> bool:
+    for fr in frs:
+        if node.quota(fr).nominal <= node.usage.get(fr, 0):
+            return False
+    return True
