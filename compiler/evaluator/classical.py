@@ -60,6 +60,9 @@ class _Replay:
 class ClassicalPreemption:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
+        # cohort -> contested pairs -> its queues above nominal, while the snapshot is frozen
+        self._above: dict[tuple[int, frozenset], list[QuotaNode]] = {}
+        self._above_epoch = -1
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         snap = self.snapshot
@@ -104,12 +107,34 @@ class ClassicalPreemption:
             previous = None
             advantage, remaining = quantities_fit_in_quota(node, request.usage)
             for ancestor in node.ancestors():
-                _collect(ancestor, ancestor, previous, node, request.frs, advantage,
-                         hierarchy if advantage else others)
+                out = hierarchy if advantage else others
+                for child in ancestor.child_cohorts:
+                    if child is not previous:
+                        out.extend((cq.name, ancestor, advantage) for cq in self._above_nominal(child, request.frs))
+                out.extend((cq.name, ancestor, advantage) for cq in ancestor.child_cqs
+                           if cq is not node and not cq.within_nominal(request.frs))
                 fits, remaining = quantities_fit_in_quota(ancestor, remaining)
                 advantage = advantage or fits
                 previous = ancestor
         return same, hierarchy, others
+
+    def _above_nominal(self, cohort: QuotaNode, frs: frozenset) -> list[QuotaNode]:
+        """The queues under `cohort` above nominal for `frs`, pruning whole cohorts within
+        nominal. Between two commits of the snapshot (all the nominations of one cycle) the
+        answer does not change, so it is computed once per cohort and pairs."""
+        if self._above_epoch != self.snapshot.epoch:
+            self._above.clear()
+            self._above_epoch = self.snapshot.epoch
+        key = (id(cohort), frs)
+        found = self._above.get(key)
+        if found is None:
+            found = []
+            if not cohort.within_nominal(frs):
+                for child in cohort.child_cohorts:
+                    found.extend(self._above_nominal(child, frs))
+                found.extend(cq for cq in cohort.child_cqs if not cq.within_nominal(frs))
+            self._above[key] = found
+        return found
 
     def _candidates(self, request: PreemptionRequest, cq_name: str) -> Iterator:
         """(key, info) of one queue's workloads using the contested pairs, in candidate
@@ -151,11 +176,7 @@ class ClassicalPreemption:
         snap = self.snapshot
         removed: list[tuple[QuotaNode, dict]] = []
         for name, _, _ in sources:
-            amounts: dict = {}
-            for _, info in self._candidates(request, name):
-                for fr, value in info.usage.items():
-                    if fr in request.usage:
-                        amounts[fr] = amounts.get(fr, 0) + value
+            amounts = self._removable(request, name)
             if amounts:
                 snap.nodes[name].remove_all(amounts)
                 removed.append((snap.nodes[name], amounts))
@@ -163,6 +184,23 @@ class ClassicalPreemption:
         for source_node, amounts in removed:
             source_node.add_all(amounts)
         return fits
+
+    def _removable(self, request: PreemptionRequest, cq_name: str) -> dict:
+        """Usage, on the requested pairs, of every candidate `cq_name` offers."""
+        if len(request.usage) == 1 and request.frs == request.usage.keys():
+            # one pair: a prefix sum of the queue's sorted candidates answers it
+            (fr,) = request.frs
+            spec = self.snapshot.specs[request.cq].preemption
+            policy = spec.within_cluster_queue if cq_name == request.cq else spec.reclaim_within_cohort
+            total = self.snapshot.usage_below(cq_name, fr, policy, request.preemptor.workload.priority)
+            if total is not None:
+                return {fr: total} if total else {}
+        amounts: dict = {}
+        for _, info in self._candidates(request, cq_name):
+            for fr, value in info.usage.items():
+                if fr in request.usage:
+                    amounts[fr] = amounts.get(fr, 0) + value
+        return amounts
 
     # -- the search --------------------------------------------------------------------------
     def _attempt(self, request: PreemptionRequest, node: QuotaNode, groups: list[_Replay],
@@ -222,19 +260,6 @@ def _dedupe(items: Iterator) -> Iterator:
         if info.key not in seen:
             seen.add(info.key)
             yield key, info
-
-
-def _collect(current: QuotaNode, subtree_root: QuotaNode, skip, cq_node: QuotaNode, frs, advantage: bool,
-             out: list) -> None:
-    """Queues under `current` (but not under `skip`, already visited one level down) that are
-    above nominal for `frs`, pruning whole cohorts within nominal."""
-    for child in current.child_cohorts:
-        if child is skip or child.within_nominal(frs):
-            continue
-        _collect(child, subtree_root, skip, cq_node, frs, advantage, out)
-    for child in current.child_cqs:
-        if child is not cq_node and not child.within_nominal(frs):
-            out.append((child.name, subtree_root, advantage))
 
 
 def _under_nominal(node: QuotaNode, frs) -> bool:

@@ -26,6 +26,11 @@ class Preemptor:
         self.strategy: Strategy = (FairSharingPreemption(self.snapshot, strategies) if fair_sharing
                                    else ClassicalPreemption(self.snapshot))
 
+    def new_cycle(self) -> None:
+        """The quota tree may have changed outside the preemptor (usage held for one cycle
+        only): forget what searches cached."""
+        self.snapshot.epoch += 1
+
     def track(self, info: WorkloadInfo) -> None:
         """`info` now holds quota: a candidate from now on."""
         self.snapshot.track(info)

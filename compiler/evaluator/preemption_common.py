@@ -8,6 +8,7 @@ Neither strategy module imports the other; the scheduler talks to them through `
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Mapping, Protocol
 
@@ -92,23 +93,31 @@ class Snapshot:
         self.admitted = admitted    # CQ name -> key -> info holding quota
         self.by_fr: dict[str, dict[FlavorResource, dict[str, WorkloadInfo]]] = {}
         self._sorted: dict[tuple[str, FlavorResource], list[tuple[tuple, WorkloadInfo]]] = {}
+        self._sums: dict[tuple[str, FlavorResource], list[int]] = {}  # prefix sums of _sorted's usage
         # Priorities of admitted workloads per CQ and per cohort tree (root): a preemptor no
         # policy lets preempt anything there is answered without a candidate search.
         self.priorities: dict[object, dict[int, int]] = {}
+        # Bumped by every committed change (admission, eviction) of the quota tree: searches
+        # may cache what they read between two commits (they always undo their own edits).
+        self.epoch = 0
 
     # -- who holds quota ---------------------------------------------------------------------
     def track(self, info: WorkloadInfo) -> None:
+        self.epoch += 1
         per_cq = self.by_fr.setdefault(info.cluster_queue, {})
         for fr in info.usage:
             per_cq.setdefault(fr, {})[info.key] = info
             self._sorted.pop((info.cluster_queue, fr), None)
+            self._sums.pop((info.cluster_queue, fr), None)
         self._count(info, 1)
 
     def untrack(self, info: WorkloadInfo) -> None:
+        self.epoch += 1
         per_cq = self.by_fr.get(info.cluster_queue, {})
         for fr in info.usage:
             per_cq.get(fr, {}).pop(info.key, None)
             self._sorted.pop((info.cluster_queue, fr), None)
+            self._sums.pop((info.cluster_queue, fr), None)
         self._count(info, -1)
 
     def _count(self, info: WorkloadInfo, delta: int) -> None:
@@ -141,6 +150,29 @@ class Snapshot:
                              key=lambda item: item[0])
             self._sorted[key] = ordered
         return ordered
+
+    def usage_below(self, cq_name: str, fr: FlavorResource, policy: str, priority: int) -> int | None:
+        """Total `fr` usage of the workloads of `cq_name` using `fr` that `policy` lets a
+        preemptor of `priority` evict (None for a policy that is not a priority bound)."""
+        if policy == "Any":
+            bound = None
+        elif policy == "LowerPriority":
+            bound = priority
+        else:
+            return None
+        key = (cq_name, fr)
+        sums = self._sums.get(key)
+        if sums is None:
+            ordered = self.sorted_candidates(cq_name, fr)
+            total, sums = 0, [0]
+            for _, info in ordered:
+                total += info.usage[fr]
+                sums.append(total)
+            self._sums[key] = sums
+        if bound is None:
+            return sums[-1]
+        ordered = self.sorted_candidates(cq_name, fr)
+        return sums[bisect_left(ordered, bound, key=lambda item: item[0][0])]
 
     def candidates_in(self, cq_name: str, frs) -> list[WorkloadInfo]:
         """Every workload of `cq_name` using any of `frs` (each once)."""

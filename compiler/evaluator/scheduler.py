@@ -447,6 +447,7 @@ class Engine:
             return bool(returning)
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
+        self.preemptor.new_cycle()
         for info, cq_name in heads:
             entry = self._nominate(info, cq_name)
             self.decisions += 1
