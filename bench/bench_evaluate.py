@@ -95,6 +95,14 @@ def generate(workloads: int, queues: int = 500, seed: int = 7, reclaim: str = "L
     return docs
 
 
+def write_world(path: str, workloads: int, **options) -> None:
+    """The world as one multi-document YAML file (what `kueue-policy evaluate` and
+    `kueue-oracle` read); the same arguments give the same bytes."""
+    import yaml
+    with open(path, "w") as out:
+        yaml.safe_dump_all(generate(workloads, **options), out, sort_keys=True)
+
+
 def one(workloads: int, reclaim: str) -> dict:
     from compiler.evaluator import load_manifests
     from compiler.evaluator.result import EvaluationResult

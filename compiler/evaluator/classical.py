@@ -3,9 +3,10 @@ borrowWithinCohort and hierarchical reclaim, with fill-back.
 
 Candidates come in three groups, each in candidate order: those found below an ancestor that
 the request fits in ("hierarchical advantage"), the other cohort members, then the preemptor's
-own queue. A search usually stops after a few removals, so the groups are merged lazily from
-the snapshot's per-queue sorted candidate lists instead of being collected and sorted whole;
-a search that cannot succeed is recognised first by removing every eligible candidate at once.
+own queue. A search usually stops after a few removals, so each group is merged lazily from
+the snapshot's per-queue sorted candidate lists instead of being collected and sorted whole, a
+queue that stopped lending is dropped from the merge at once, and a search that cannot succeed
+is recognised first by removing every eligible candidate at once.
 """
 
 from __future__ import annotations
@@ -29,34 +30,6 @@ _VARIANT_REASON = {WITHIN_CQ: IN_CLUSTER_QUEUE, HIERARCHICAL: IN_COHORT_RECLAMAT
 _KEY = itemgetter(0)
 
 
-class _Replay:
-    """A lazily merged candidate group that can be walked more than once (one walk per
-    borrowing attempt) while computing each item once."""
-
-    def __init__(self, source: Iterator) -> None:
-        self._source = source
-        self._seen: list = []
-        self._done = False
-
-    def __iter__(self):
-        index = 0
-        while True:
-            if index < len(self._seen):
-                yield self._seen[index]
-                index += 1
-                continue
-            if self._done:
-                return
-            item = next(self._source, None)
-            if item is None:
-                self._done = True
-                return
-            self._seen.append(item)
-
-    def empty(self) -> bool:
-        return next(iter(self), None) is None
-
-
 class ClassicalPreemption:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
@@ -77,14 +50,16 @@ class ClassicalPreemption:
         same, hierarchy, others = self._sources(request, node)
         if not self._may_fit(request, node, same + hierarchy + others):
             return []
-        groups = [_Replay(self._merged(request, sources)) for sources in (hierarchy, others, same)]
+        groups = [hierarchy, others, same]
+        present = [any(next(self._candidates(request, name), None) is not None for name, _, _ in group)
+                   for group in groups]
         forbidden = policy.borrow_within_cohort == "Never"
-        no_other = groups[0].empty() and groups[1].empty()
-        if no_other and groups[2].empty():
+        no_other = not present[0] and not present[1]
+        if no_other and not present[2]:
             return []
         if no_other or (forbidden and not _under_nominal(node, request.frs)):
             attempts = [True]
-        elif forbidden and groups[0].empty():
+        elif forbidden and not present[0]:
             attempts = [False, True]
         else:
             attempts = [True, False]
@@ -158,17 +133,6 @@ class ClassicalPreemption:
             if satisfies_policy(preemptor, info, policy):
                 yield key, info
 
-    def _merged(self, request: PreemptionRequest, sources: list) -> Iterator:
-        streams = [self._classified(request, name, lca, advantage) for name, lca, advantage in sources]
-        if len(streams) == 1:
-            return streams[0]
-        return heapq.merge(*streams, key=_KEY)
-
-    def _classified(self, request: PreemptionRequest, cq_name: str, lca, advantage: bool) -> Iterator:
-        spec = self.snapshot.specs[request.cq]
-        for key, info in self._candidates(request, cq_name):
-            yield key, info, lca, _variant(request.preemptor, spec, cq_name == request.cq, info, advantage)
-
     def _may_fit(self, request: PreemptionRequest, node: QuotaNode, sources: list) -> bool:
         """Whether the request fits with every candidate of every source removed at once.
         Removing usage never makes a request fit less, so when this is False no subset of
@@ -203,14 +167,14 @@ class ClassicalPreemption:
         return amounts
 
     # -- the search --------------------------------------------------------------------------
-    def _attempt(self, request: PreemptionRequest, node: QuotaNode, groups: list[_Replay],
+    def _attempt(self, request: PreemptionRequest, node: QuotaNode, groups: list[list],
                  allow_borrowing: bool) -> list[Target]:
+        """Remove candidates group after group, each group in candidate order, until the
+        request fits; then fill back. Returns [] (with the tree as it was) when it never fits."""
         snap = self.snapshot
         removed: list[Target] = []
-        for group in groups:
-            for _, candidate, lca, variant in group:
-                if not self._valid(candidate, lca, variant, request, allow_borrowing):
-                    continue
+        for sources in groups:
+            for candidate, variant in self._valid_candidates(request, sources, allow_borrowing):
                 snap.remove(candidate)
                 removed.append(Target(candidate, _VARIANT_REASON[variant]))
                 if snap.fits(node, request.usage, allow_borrowing):
@@ -220,23 +184,52 @@ class ClassicalPreemption:
         snap.restore(removed)
         return []
 
-    def _valid(self, candidate: WorkloadInfo, lca, variant: int, request: PreemptionRequest,
-               allow_borrowing: bool) -> bool:
-        """A candidate of another queue is still worth evicting only while its queue, and each
-        cohort between it and the common ancestor, is above nominal for the contested pairs."""
-        if candidate.cluster_queue == request.cq:
-            return True
-        if allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING:
-            return False
+    def _valid_candidates(self, request: PreemptionRequest, sources: list, allow_borrowing: bool):
+        """(candidate, variant) of one group, merged across its queues in candidate order,
+        valid at the moment they are reached. Removals only lower usage, so once a queue (or a
+        cohort between it and the common ancestor) is within nominal it stays so for the rest
+        of the attempt: its remaining candidates are dropped at once instead of one by one."""
+        spec = self.snapshot.specs[request.cq]
+        streams = [self._candidates(request, name) for name, _, _ in sources]
+        heap = []
+        for index, stream in enumerate(streams):
+            first = next(stream, None)
+            if first is not None:
+                heap.append((first[0], index, 0, first[1]))
+        heapq.heapify(heap)
+        while heap:
+            _, index, seq, candidate = heap[0]
+            name, lca, advantage = sources[index]
+            following = next(streams[index], None)
+            if following is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (following[0], index, seq + 1, following[1]))
+            variant = _variant(request.preemptor, spec, name == request.cq, candidate, advantage)
+            if name == request.cq:
+                yield candidate, variant
+                continue
+            if allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING:
+                continue
+            if self._lends_nothing(candidate, lca, request):
+                if following is not None:
+                    heap = [item for item in heap if item[1] != index]
+                    heapq.heapify(heap)
+                continue
+            yield candidate, variant
+
+    def _lends_nothing(self, candidate: WorkloadInfo, lca, request: PreemptionRequest) -> bool:
+        """A candidate of another queue is worth evicting only while its queue, and each cohort
+        between it and the common ancestor, is above nominal for the contested pairs."""
         cand_node = self.snapshot.nodes[candidate.cluster_queue]
         if cand_node.within_nominal(request.frs):
-            return False
+            return True
         for ancestor in cand_node.ancestors():
             if ancestor is lca:
                 break
             if ancestor.within_nominal(request.frs):
-                return False
-        return True
+                return True
+        return False
 
 
 def _variant(preemptor: WorkloadInfo, spec: ClusterQueue, own: bool, candidate: WorkloadInfo,

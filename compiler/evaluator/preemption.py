@@ -6,6 +6,8 @@ the other."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from compiler.evaluator.classical import ClassicalPreemption
 from compiler.evaluator.fairshare import FairSharingPreemption
 from compiler.evaluator.info import WorkloadInfo
@@ -23,13 +25,24 @@ class Preemptor:
                  admitted: dict[str, dict[str, WorkloadInfo]], fair_sharing: bool,
                  strategies: list[str]) -> None:
         self.snapshot = Snapshot(nodes, specs, admitted)
+        self.fair_sharing = fair_sharing
+        self._reuse = False
+        self._answers: dict[tuple, tuple[object, tuple[Target, ...]]] = {}
         self.strategy: Strategy = (FairSharingPreemption(self.snapshot, strategies) if fair_sharing
                                    else ClassicalPreemption(self.snapshot))
 
-    def new_cycle(self) -> None:
-        """The quota tree may have changed outside the preemptor (usage held for one cycle
-        only): forget what searches cached."""
+    @contextmanager
+    def at_commit(self):
+        """Searches asked inside this block see the committed quota tree (no usage held for
+        the current cycle, every simulated eviction undone): an answer is then a function of
+        the request and of what it read, and is reused until a commit (an admission or an
+        eviction) changes that."""
         self.snapshot.epoch += 1
+        self._reuse = True
+        try:
+            yield
+        finally:
+            self._reuse = False
 
     def track(self, info: WorkloadInfo) -> None:
         """`info` now holds quota: a candidate from now on."""
@@ -47,4 +60,21 @@ class Preemptor:
 
     def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
                 usage: dict[FlavorResource, int]) -> list[Target]:
-        return self.strategy.targets(PreemptionRequest(preemptor, cq_name, frozenset(frs), usage))
+        request = PreemptionRequest(preemptor, cq_name, frozenset(frs), usage)
+        if not self._reuse:
+            return self.strategy.targets(request)
+        # A classical search reads the contested and requested pairs only, and the preemptor
+        # only through its priority (and creation time, for LowerOrNewerEqualPriority); fair
+        # sharing reads the shares of the whole cohort tree.
+        work = preemptor.workload
+        key = (cq_name, request.frs, tuple(sorted(usage.items())), work.priority, work.created)
+        if self.fair_sharing:
+            state: object = self.snapshot.tree_version(cq_name)
+        else:
+            state = self.snapshot.versions(cq_name, sorted(request.frs | usage.keys()))
+        cached = self._answers.get(key)
+        if cached is not None and cached[0] == state:
+            return list(cached[1])
+        found = self.strategy.targets(request)
+        self._answers[key] = (state, tuple(found))
+        return found

@@ -100,6 +100,10 @@ class Snapshot:
         # Bumped by every committed change (admission, eviction) of the quota tree: searches
         # may cache what they read between two commits (they always undo their own edits).
         self.epoch = 0
+        # Commits per (cohort tree, flavor-resource) and per cohort tree: what a search read is
+        # unchanged while these are.
+        self.fr_versions: dict[tuple[int, FlavorResource], int] = {}
+        self.tree_versions: dict[int, int] = {}
 
     # -- who holds quota ---------------------------------------------------------------------
     def track(self, info: WorkloadInfo) -> None:
@@ -110,6 +114,7 @@ class Snapshot:
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
         self._count(info, 1)
+        self._commit(info)
 
     def untrack(self, info: WorkloadInfo) -> None:
         self.epoch += 1
@@ -119,6 +124,21 @@ class Snapshot:
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
         self._count(info, -1)
+        self._commit(info)
+
+    def _commit(self, info: WorkloadInfo) -> None:
+        tree = id(self.nodes[info.cluster_queue].root())
+        self.tree_versions[tree] = self.tree_versions.get(tree, 0) + 1
+        for fr in info.usage:
+            self.fr_versions[(tree, fr)] = self.fr_versions.get((tree, fr), 0) + 1
+
+    def versions(self, cq_name: str, frs) -> tuple:
+        """The commit versions of `frs` in the cohort tree of `cq_name`."""
+        tree = id(self.nodes[cq_name].root())
+        return tuple([self.fr_versions.get((tree, fr), 0) for fr in frs])
+
+    def tree_version(self, cq_name: str) -> int:
+        return self.tree_versions.get(id(self.nodes[cq_name].root()), 0)
 
     def _count(self, info: WorkloadInfo, delta: int) -> None:
         node = self.nodes[info.cluster_queue]

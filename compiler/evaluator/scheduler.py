@@ -447,11 +447,11 @@ class Engine:
             return bool(returning)
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
-        self.preemptor.new_cycle()
-        for info, cq_name in heads:
-            entry = self._nominate(info, cq_name)
-            self.decisions += 1
-            (inadmissible if entry.inadmissible_only else entries).append(entry)
+        with self.preemptor.at_commit():
+            for info, cq_name in heads:
+                entry = self._nominate(info, cq_name)
+                self.decisions += 1
+                (inadmissible if entry.inadmissible_only else entries).append(entry)
         changed = False
         temporary: list[tuple[QuotaNode, dict]] = []  # usage held only for this cycle
         preempted: dict[str, Target] = {}
