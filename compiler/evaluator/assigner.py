@@ -209,6 +209,21 @@ def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodS
 
 
 class FlavorAssigner:
+    """Chooses a flavor for every resource of every pod set of a workload in one ClusterQueue.
+
+    Why it works this way: Kueue decides per resource group, not per resource, so all the
+    resources a group covers get the same flavor, and the flavors are tried in the order the
+    queue lists them. A flavor is judged first on the pods alone (taints, node labels; decided
+    once per pod set and flavor since neither changes), then on quota: it fits, it would have to
+    borrow (and at which level of the cohort tree), it could fit only by preempting (the
+    `oracle` asks the preemption strategy whether candidates exist and how much borrowing is
+    left afterwards), or it cannot fit at all. flavorFungibility says whether a flavor that
+    needs borrowing or preemption is taken or the next one tried, and the best one seen wins
+    by Kueue's preference order. Scan progress (`last_tried`) lets a workload that failed
+    resume after the last flavor it tried, as Kueue's FlavorFungibilityPreserveScanProgress.
+    `read_usage` records whether an answer looked at usage at all: one that did not depends on
+    the workload and the static quotas only, and the scheduler reuses it."""
+
     def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor],
                  fair_sharing: bool, ignore_undeclared: bool, oracle: Oracle) -> None:
         self.cq = cq
@@ -217,6 +232,9 @@ class FlavorAssigner:
         self.fair_sharing = fair_sharing
         self.ignore_undeclared = ignore_undeclared
         self.oracle = oracle
+        # Set when an assignment read the quota tree's usage (or asked the oracle): a result
+        # that never did depends on the workload and the static quotas only, and can be reused.
+        self.read_usage = False
         self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
         for index, group in enumerate(cq.resource_groups):
@@ -382,6 +400,7 @@ class FlavorAssigner:
                 f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
                 f"({format_units(res, assumed)}) + current podset request ({format_units(res, request)}) "
                 f"> maximum capacity ({format_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
+        self.read_usage = True
         borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
         available = node.available(fr)
         if value <= available:

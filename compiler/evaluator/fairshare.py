@@ -5,7 +5,14 @@ LessThanInitialShare) over target queues visited by descending share."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping, Protocol, TypeVar
 
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import FlavorResource
+from compiler.evaluator.preemption_common import (
+    IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
+    candidate_order, satisfies_policy,
+)
 from compiler.evaluator.tree import QuotaNode
 
 INF = float("inf")
@@ -72,11 +79,24 @@ def share_of(node: QuotaNode) -> Share:
 
 
 # -- ordering of heads (the tournament) ----------------------------------------------------------
-def pop_fair(engine, remaining: dict) -> object:
-    """Pick the next entry among `remaining` (CQ name -> entry), as Kueue's fair sharing
+class Head(Protocol):
+    """A nominated head as the tournament sees it."""
+
+    cq: str
+    info: WorkloadInfo
+
+    @property
+    def usage(self) -> Mapping[FlavorResource, int]: ...
+
+
+H = TypeVar("H", bound=Head)
+
+
+def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H]) -> H:
+    """Pick the next entry among `remaining` (CQ name -> head), as Kueue's fair sharing
     iterator does with the usage admitted so far in this cycle."""
     first = min(remaining)  # Kueue picks an arbitrary CQ; we pick by name for determinism
-    node = engine.nodes[first]
+    node = nodes[first]
     if node.parent is None:
         return remaining.pop(first)
     root = node.root()
@@ -86,7 +106,7 @@ def pop_fair(engine, remaining: dict) -> object:
         entry = remaining.get(cq.name)
         if entry is None:
             continue
-        usage = entry.assignment.usage
+        usage = entry.usage
         cq.add_all(usage)
         requested[cq.name] = usage
         share = share_of(cq)
@@ -134,8 +154,7 @@ def pop_fair(engine, remaining: dict) -> object:
 class _Ordering:
     """Target ClusterQueues by descending share from the root, pruning non-borrowing ones."""
 
-    def __init__(self, p, preemptor_node: QuotaNode, candidates: list, order_key) -> None:
-        self.p = p
+    def __init__(self, preemptor_node: QuotaNode, candidates: list, order_key) -> None:
         self.preemptor_node = preemptor_node
         self.ancestors = {id(a) for a in preemptor_node.ancestors()}
         self.targets: dict[str, list] = {}
@@ -220,96 +239,113 @@ def _strategy_passes(name: str, preemptor_new: Share, target_old: Share, target_
     return compare(preemptor_new, target_new) <= 0
 
 
-def fair_preemptions(p, preemptor, cq_name: str, frs, usage) -> list:
-    from compiler.evaluator.preemption import (
-        IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, Target, candidate_order,
-        satisfies_policy,
-    )
-    node = p.nodes[cq_name]
-    spec = p.specs[cq_name]
-    candidates = []
-    if spec.preemption.within_cluster_queue != "Never":
-        for info in p.admitted.get(cq_name, {}).values():
-            if p.uses(info, frs) and satisfies_policy(preemptor, info, spec.preemption.within_cluster_queue):
-                candidates.append(info)
-    if node.parent is not None and spec.preemption.reclaim_within_cohort != "Never":
-        for cq_node in node.root().subtree_cqs():
-            if cq_node is node or cq_node.parent is None or not any(cq_node.borrowing(fr) for fr in frs):
-                continue
-            for info in p.admitted.get(cq_node.name, {}).values():
-                if p.uses(info, frs) and satisfies_policy(preemptor, info, spec.preemption.reclaim_within_cohort):
-                    candidates.append(info)
-    if not candidates:
-        return []
-    order_key = candidate_order(cq_name)
-    candidates.sort(key=order_key)
-    strategies = p.strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+class FairSharingPreemption:
+    """Fair Sharing preemption (Kueue's preemption/fairsharing), with the configured
+    strategies (default LessThanOrEqualToFinalShare, then LessThanInitialShare)."""
 
-    node.add_all(usage)  # shares are judged with the preemptor's usage in place
+    def __init__(self, snapshot: Snapshot, strategies: list[str]) -> None:
+        self.snapshot = snapshot
+        self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 
-    def fits() -> bool:
-        node.remove_all(usage)
-        ok = p.fits(node, usage, True)
+    def targets(self, request: PreemptionRequest) -> list[Target]:
+        """The workloads to evict so that `request` fits, or [].
+
+        Why it is built this way: fair sharing must not let a queue take quota from a queue
+        that is poorer than it would itself become. So target queues are visited from the root
+        by descending dominant resource share (`_Ordering`), and a workload of another queue is
+        evicted only if the first strategy holds between the preemptor's share after admission
+        and the target's share (before or after the eviction); the rejected ones get a second
+        chance under the second strategy. Own-queue workloads, and any workload while the
+        preemptor stays within its nominal quota (reclaim), need no share test. Shares are
+        judged with the preemptor's usage in place, as Kueue does; fill-back then returns
+        every target that was not needed."""
+        snap = self.snapshot
+        node = snap.nodes[request.cq]
+        candidates = self._candidates(request, node)
+        if not candidates:
+            return []
+        order_key = candidate_order(request.cq)
+        candidates.sort(key=order_key)
+        node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
+        targets: list[Target] = []
+        done, retry = self._first_pass(request, node, _Ordering(node, candidates, order_key), targets)
+        if not done and len(self.strategies) > 1 and retry:
+            done = self._second_pass(request, node, _Ordering(node, retry, order_key), targets)
+        node.remove_all(request.usage)
+        if not done:
+            snap.restore(targets)
+            return []
+        targets = snap.fill_back(node, request.usage, targets, True)
+        snap.restore(targets)
+        return targets
+
+    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> list[WorkloadInfo]:
+        """Own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
+        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows."""
+        snap = self.snapshot
+        policy = snap.specs[request.cq].preemption
+        preemptor = request.preemptor
+        found = []
+        if policy.within_cluster_queue != "Never":
+            found = [info for info in snap.candidates_in(request.cq, request.frs)
+                     if satisfies_policy(preemptor, info, policy.within_cluster_queue)]
+        if node.parent is not None and policy.reclaim_within_cohort != "Never":
+            for cq_node in node.root().subtree_cqs():
+                if cq_node is node or not any(cq_node.borrowing(fr) for fr in request.frs):
+                    continue
+                found.extend(info for info in snap.candidates_in(cq_node.name, request.frs)
+                             if satisfies_policy(preemptor, info, policy.reclaim_within_cohort))
+        return found
+
+    def _fits(self, node: QuotaNode, usage) -> bool:
+        node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
+        ok = self.snapshot.fits(node, usage, True)
         node.add_all(usage)
         return ok
 
-    targets: list = []
-    retry: list = []
-    done = False
-    within_nominal = all(not node.borrowing(fr) for fr in frs)
-    ordering = _Ordering(p, node, candidates, order_key)
-    for target_node in ordering:
-        if target_node is node:
-            info = ordering.pop(target_node.name)
-            p.remove(info)
-            targets.append(Target(info, IN_CLUSTER_QUEUE))
-            if fits():
-                done = True
-                break
-            continue
-        if within_nominal:
-            info = ordering.pop(target_node.name)
-            p.remove(info)
-            targets.append(Target(info, IN_COHORT_RECLAMATION))
-            if fits():
-                done = True
-                break
-            continue
-        preemptor_new, target_old = ordering.shares(target_node)
-        if preemptor_new.precise() == INF and target_old.precise() != INF:
+    def _take(self, request: PreemptionRequest, node: QuotaNode, info: WorkloadInfo, reason: str,
+              targets: list[Target]) -> bool:
+        self.snapshot.remove(info)
+        targets.append(Target(info, reason))
+        return self._fits(node, request.usage)
+
+    def _first_pass(self, request: PreemptionRequest, node: QuotaNode, ordering: "_Ordering",
+                    targets: list[Target]) -> tuple[bool, list[WorkloadInfo]]:
+        """Visit target queues by share; returns (fits now, candidates left for the second
+        strategy)."""
+        retry: list[WorkloadInfo] = []
+        within_nominal = all(not node.borrowing(fr) for fr in request.frs)
+        for target_node in ordering:
+            if target_node is node or within_nominal:
+                reason = IN_CLUSTER_QUEUE if target_node is node else IN_COHORT_RECLAMATION
+                if self._take(request, node, ordering.pop(target_node.name), reason, targets):
+                    return True, retry
+                continue
+            preemptor_new, target_old = ordering.shares(target_node)
+            if preemptor_new.precise() == INF and target_old.precise() != INF:
+                while ordering.has_workload(target_node.name):
+                    retry.append(ordering.pop(target_node.name))
+                continue
             while ordering.has_workload(target_node.name):
-                retry.append(ordering.pop(target_node.name))
-            continue
-        while ordering.has_workload(target_node.name):
-            info = ordering.pop(target_node.name)
-            target_new = ordering.target_share_after_removal(target_node, info)
-            if _strategy_passes(strategies[0], preemptor_new, target_old, target_new):
-                p.remove(info)
-                targets.append(Target(info, IN_COHORT_FAIR_SHARING))
-                if fits():
-                    done = True
-                break
-            retry.append(info)
-        if done:
-            break
-    if not done and len(strategies) > 1 and retry:
-        second = _Ordering(p, node, retry, order_key)
-        for target_node in second:
-            preemptor_new, target_old = second.shares(target_node) if target_node is not node else (None, None)
-            info = second.pop(target_node.name)
-            if target_node is not node and _strategy_passes("LessThanInitialShare", preemptor_new, target_old, target_old):
-                p.remove(info)
-                targets.append(Target(info, IN_COHORT_FAIR_SHARING))
-                if fits():
-                    done = True
+                info = ordering.pop(target_node.name)
+                target_new = ordering.target_share_after_removal(target_node, info)
+                if _strategy_passes(self.strategies[0], preemptor_new, target_old, target_new):
+                    if self._take(request, node, info, IN_COHORT_FAIR_SHARING, targets):
+                        return True, retry
                     break
-            second.pruned_cqs.add(target_node.name)
-    node.remove_all(usage)
-    if not done:
-        for target in targets:
-            p.add(target.info)
-        return []
-    targets = p._fill_back(node, usage, targets, True)
-    for target in targets:
-        p.add(target.info)
-    return targets
+                retry.append(info)
+        return False, retry
+
+    def _second_pass(self, request: PreemptionRequest, node: QuotaNode, ordering: "_Ordering",
+                     targets: list[Target]) -> bool:
+        """LessThanInitialShare over the candidates the first strategy rejected, one per
+        target queue visit."""
+        for target_node in ordering:
+            info = ordering.pop(target_node.name)
+            if target_node is not node:
+                preemptor_new, target_old = ordering.shares(target_node)
+                if _strategy_passes("LessThanInitialShare", preemptor_new, target_old, target_old):
+                    if self._take(request, node, info, IN_COHORT_FAIR_SHARING, targets):
+                        return True
+            ordering.pruned_cqs.add(target_node.name)
+        return False

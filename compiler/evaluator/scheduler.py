@@ -10,6 +10,7 @@ from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner,
     WAITING_FOR_QUOTA,
 )
+from compiler.evaluator.fairshare import pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
@@ -147,6 +148,10 @@ class _Entry:
         self.namespace_mismatch = False
         self.prev_tried = dict(info.last_tried) if info.last_tried else None
 
+    @property
+    def usage(self) -> dict[FlavorResource, int]:
+        return self.assignment.usage
+
 
 class Engine:
     def __init__(self, state: ClusterState) -> None:
@@ -170,6 +175,13 @@ class Engine:
         self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
         # Seconds since the epoch of "now" when a caller (simulate) runs the engine in time.
         self.clock: float | None = None
+        # Versions of the committed quota state, bumped on every admission and eviction: per
+        # (cohort tree, flavor-resource) and per cohort tree. A nomination is a pure function of
+        # the workload, its flavor-scan position and the state of the pairs it can read, so a
+        # head whose pairs did not change since its last nomination reuses that nomination.
+        self._fr_versions: dict[tuple[int, FlavorResource], int] = {}
+        self._tree_versions: dict[int, int] = {}
+        self.reused = 0
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies)
@@ -392,6 +404,56 @@ class Engine:
                 return last
         return full, []
 
+    def _touch(self, cq_name: str, usage: dict[FlavorResource, int]) -> None:
+        tree = id(self.nodes[cq_name].root())
+        self._tree_versions[tree] = self._tree_versions.get(tree, 0) + 1
+        versions = self._fr_versions
+        for fr in usage:
+            key = (tree, fr)
+            versions[key] = versions.get(key, 0) + 1
+
+    def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
+        """The (flavor, resource) pairs any flavor assignment of this workload in this queue
+        can look at: every flavor of the groups covering a requested resource."""
+        if info.reads is None or info.reads[0] != cq_name:
+            assigner = self.assigner(cq_name)
+            groups = self.state.cluster_queues[cq_name].resource_groups
+            resources = {res for ps in info.workload.podsets for res in ps.per_pod}
+            if "pods" in assigner.group_of:
+                resources.add("pods")
+            frs = set()
+            for res in resources:
+                index = assigner.group_of.get(res)
+                if index is not None:
+                    group = groups[index]
+                    frs.update((f, r) for f in group.flavors for r in group.covered_resources)
+            info.reads = (cq_name, sorted(frs))
+        return info.reads[1]
+
+    def _nominate_cached(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
+        cached = info.nomination
+        if cached is not None and cached[0] == (cq_name, scan, None):
+            self.reused += 1
+            return cached[1], cached[2]
+        tree = id(self.nodes[cq_name].root())
+        if self.fair_sharing:  # shares read the whole cohort tree
+            state = self._tree_versions.get(tree, 0)
+        else:
+            versions = self._fr_versions
+            state = tuple([versions.get((tree, fr), 0) for fr in self._reads(info, cq_name)])
+        key = (cq_name, scan, state)
+        if cached is not None and cached[0] == key:
+            self.reused += 1
+            return cached[1], cached[2]
+        assigner = self.assigner(cq_name)
+        assigner.read_usage = False
+        assignment, targets = self.get_assignment(info, cq_name)
+        if not assigner.read_usage:  # decided by static quotas and the workload alone
+            key = (cq_name, scan, None)
+        info.nomination = (key, assignment, targets)
+        return assignment, targets
+
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
         cq = self.state.cluster_queues[cq_name]
@@ -402,7 +464,7 @@ class Engine:
             entry.message = "workload namespace doesn't match ClusterQueue selector"
             entry.reason = MISCONFIGURED
             return entry
-        assignment, targets = self.get_assignment(info, cq_name)
+        assignment, targets = self._nominate_cached(info, cq_name)
         entry.assignment = assignment
         entry.targets = targets
         entry.message = assignment.message()
@@ -412,10 +474,9 @@ class Engine:
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
         this is a generator that is advanced between `_process` calls."""
         if self.fair_sharing:
-            from compiler.evaluator.fairshare import pop_fair
             remaining = {e.cq: e for e in entries}
             while remaining:
-                yield pop_fair(self, remaining)
+                yield pop_fair(self.nodes, remaining)
             return
         yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
                                                   e.info.workload.created, e.info.uid, e.info.key))
@@ -437,10 +498,11 @@ class Engine:
             return bool(returning)
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
-        for info, cq_name in heads:
-            entry = self._nominate(info, cq_name)
-            self.decisions += 1
-            (inadmissible if entry.inadmissible_only else entries).append(entry)
+        with self.preemptor.at_commit():
+            for info, cq_name in heads:
+                entry = self._nominate(info, cq_name)
+                self.decisions += 1
+                (inadmissible if entry.inadmissible_only else entries).append(entry)
         changed = False
         temporary: list[tuple[QuotaNode, dict]] = []  # usage held only for this cycle
         preempted: dict[str, Target] = {}
@@ -561,6 +623,7 @@ class Engine:
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
+        self._touch(cq_name, assignment.usage)
         self._reserve_seq += 1
         info.cluster_queue = cq_name
         info.usage = dict(assignment.usage)
@@ -590,6 +653,7 @@ class Engine:
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
+        self._touch(cq_name, victim.usage)
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)
         preemptor = entry.info
@@ -685,6 +749,7 @@ class Engine:
             return
         node = self.nodes[info.cluster_queue]
         node.remove_all(info.usage)
+        self._touch(info.cluster_queue, info.usage)
         self.admitted[info.cluster_queue].pop(key, None)
         self.preemptor.untrack(info)
         info.holds_quota = False

@@ -84,20 +84,26 @@ class QuotaNode:
     def local_available(self, fr: FlavorResource) -> int:
         return max(0, self.local.get(fr, 0) - self.usage.get(fr, 0))
 
-    def _available(self, fr: FlavorResource) -> int:
-        if self.parent is None:
-            return self.subtree.get(fr, 0) - self.usage.get(fr, 0)
-        parent_available = self.parent._available(fr)
-        quota = self.quotas.get(fr)
-        if quota is not None and quota.borrowing_limit is not None:
-            local = self.local.get(fr, 0)
-            stored_in_parent = self.subtree.get(fr, 0) - local
-            used_in_parent = max(0, self.usage.get(fr, 0) - local)
-            parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
-        return self.local_available(fr) + parent_available
-
     def available(self, fr: FlavorResource) -> int:
-        return max(0, self._available(fr))
+        """What this node could still use of fr: its own unlent part plus what its parent
+        can give, capped by its borrowingLimit (computed root first, without recursion)."""
+        chain = []
+        node = self
+        while node.parent is not None:
+            chain.append(node)
+            node = node.parent
+        available = node.subtree.get(fr, 0) - node.usage.get(fr, 0)
+        for node in reversed(chain):
+            used = node.usage.get(fr, 0)
+            local = node.local.get(fr, 0) if node.local else 0
+            quota = node.quotas.get(fr)
+            if quota is not None and quota.borrowing_limit is not None:
+                capped = node.subtree.get(fr, 0) - local - max(0, used - local) + quota.borrowing_limit
+                if capped < available:
+                    available = capped
+            if local > used:
+                available += local - used
+        return max(0, available)
 
     def potential_available(self, fr: FlavorResource) -> int:
         if self.parent is None:
@@ -131,23 +137,34 @@ class QuotaNode:
 
     # -- usage -------------------------------------------------------------------------------
     def add_usage(self, fr: FlavorResource, value: int) -> None:
+        # Each node keeps the part its lendingLimit hides from the parent (local) and passes
+        # the rest up; without a local part (the common case) everything bubbles to the root.
         node: QuotaNode | None = self
         while node is not None and value > 0:
-            local_available = node.local_available(fr)
-            node.usage[fr] = node.usage.get(fr, 0) + value
-            if node.parent is None or value <= local_available:
+            usage = node.usage
+            used = usage.get(fr, 0)
+            usage[fr] = used + value
+            if node.parent is None:
                 return
-            value -= local_available
+            if node.local:
+                local_available = node.local.get(fr, 0) - used
+                if local_available > 0:
+                    if value <= local_available:
+                        return
+                    value -= local_available
             node = node.parent
 
     def remove_usage(self, fr: FlavorResource, value: int) -> None:
         node: QuotaNode | None = self
         while node is not None and value > 0:
-            stored_in_parent = node.usage.get(fr, 0) - node.local.get(fr, 0)
-            node.usage[fr] = node.usage.get(fr, 0) - value
+            usage = node.usage
+            used = usage.get(fr, 0)
+            stored_in_parent = used - node.local.get(fr, 0) if node.local else used
+            usage[fr] = used - value
             if stored_in_parent <= 0 or node.parent is None:
                 return
-            value = min(value, stored_in_parent)
+            if value > stored_in_parent:
+                value = stored_in_parent
             node = node.parent
 
     def add_all(self, usage: dict[FlavorResource, int]) -> None:

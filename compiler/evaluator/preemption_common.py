@@ -1,0 +1,241 @@
+"""What the two preemption strategies (classical, fair sharing) share, as Kueue's
+preemption/common package: targets and their reasons, the policy checks, the candidate order,
+the request a strategy answers, and the snapshot both search in.
+
+Neither strategy module imports the other; the scheduler talks to them through `Preemptor`
+(compiler/evaluator/preemption.py) with a `PreemptionRequest` and gets `Target`s back.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Mapping, Protocol
+
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import ClusterQueue, FlavorResource
+from compiler.evaluator.tree import QuotaNode
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+HUMAN_REASONS = {
+    IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A workload to evict, and why (Kueue's preemption reason)."""
+
+    info: WorkloadInfo
+    reason: str
+
+
+@dataclass(frozen=True)
+class PreemptionRequest:
+    """What the scheduler asks a strategy: room for `usage` in ClusterQueue `cq`, where the
+    pairs in `frs` are the ones that do not fit without evicting someone."""
+
+    preemptor: WorkloadInfo
+    cq: str
+    frs: frozenset[FlavorResource]
+    usage: Mapping[FlavorResource, int]
+
+
+class Strategy(Protocol):
+    """A preemption strategy: the workloads to evict for a request, or [] when none would do."""
+
+    def targets(self, request: PreemptionRequest) -> list[Target]: ...
+
+
+def satisfies_policy(preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str) -> bool:
+    """withinClusterQueue / reclaimWithinCohort: may `preemptor` evict `candidate`?"""
+    if policy == "LowerPriority":
+        return preemptor.workload.priority > candidate.workload.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return preemptor.priority > candidate.priority or (
+            preemptor.priority == candidate.priority and preemptor.workload.created < candidate.workload.created)
+    return policy == "Any"
+
+
+def candidate_key(info: WorkloadInfo) -> tuple:
+    """Kueue's CandidatesOrdering after its first rule (other queues first): lower priority,
+    then the most recently reserved, then UID. It never changes while the workload holds
+    quota, so the snapshot keeps its candidates sorted by it."""
+    rank = info.reserved_rank
+    return (info.priority, -rank[0], -rank[1], info.uid)
+
+
+def candidate_order(preemptor_cq: str):
+    """The whole CandidatesOrdering, for a preemptor in `preemptor_cq`."""
+    def key(info: WorkloadInfo) -> tuple:
+        return (info.cluster_queue == preemptor_cq,) + candidate_key(info)
+    return key
+
+
+class Snapshot:
+    """The quota tree and the workloads holding quota in it, as both strategies search it.
+
+    Strategies simulate an eviction by removing the workload's usage from the tree and undo it
+    by adding it back (`remove`/`add`); the candidates of each ClusterQueue are indexed per
+    (flavor, resource) and kept sorted by `candidate_key`, so a search reads the few it needs
+    instead of scanning every admitted workload of the cohort."""
+
+    def __init__(self, nodes: dict[str, QuotaNode], specs: dict[str, ClusterQueue],
+                 admitted: dict[str, dict[str, WorkloadInfo]]) -> None:
+        self.nodes = nodes          # CQ name -> leaf node
+        self.specs = specs
+        self.admitted = admitted    # CQ name -> key -> info holding quota
+        self.by_fr: dict[str, dict[FlavorResource, dict[str, WorkloadInfo]]] = {}
+        self._sorted: dict[tuple[str, FlavorResource], list[tuple[tuple, WorkloadInfo]]] = {}
+        self._sums: dict[tuple[str, FlavorResource], list[int]] = {}  # prefix sums of _sorted's usage
+        # Priorities of admitted workloads per CQ and per cohort tree (root): a preemptor no
+        # policy lets preempt anything there is answered without a candidate search.
+        self.priorities: dict[object, dict[int, int]] = {}
+        # Bumped by every committed change (admission, eviction) of the quota tree: searches
+        # may cache what they read between two commits (they always undo their own edits).
+        self.epoch = 0
+        # Commits per (cohort tree, flavor-resource) and per cohort tree: what a search read is
+        # unchanged while these are.
+        self.fr_versions: dict[tuple[int, FlavorResource], int] = {}
+        self.tree_versions: dict[int, int] = {}
+
+    # -- who holds quota ---------------------------------------------------------------------
+    def track(self, info: WorkloadInfo) -> None:
+        self.epoch += 1
+        per_cq = self.by_fr.setdefault(info.cluster_queue, {})
+        for fr in info.usage:
+            per_cq.setdefault(fr, {})[info.key] = info
+            self._sorted.pop((info.cluster_queue, fr), None)
+            self._sums.pop((info.cluster_queue, fr), None)
+        self._count(info, 1)
+        self._commit(info)
+
+    def untrack(self, info: WorkloadInfo) -> None:
+        self.epoch += 1
+        per_cq = self.by_fr.get(info.cluster_queue, {})
+        for fr in info.usage:
+            per_cq.get(fr, {}).pop(info.key, None)
+            self._sorted.pop((info.cluster_queue, fr), None)
+            self._sums.pop((info.cluster_queue, fr), None)
+        self._count(info, -1)
+        self._commit(info)
+
+    def _commit(self, info: WorkloadInfo) -> None:
+        tree = id(self.nodes[info.cluster_queue].root())
+        self.tree_versions[tree] = self.tree_versions.get(tree, 0) + 1
+        for fr in info.usage:
+            self.fr_versions[(tree, fr)] = self.fr_versions.get((tree, fr), 0) + 1
+
+    def versions(self, cq_name: str, frs) -> tuple:
+        """The commit versions of `frs` in the cohort tree of `cq_name`."""
+        tree = id(self.nodes[cq_name].root())
+        return tuple([self.fr_versions.get((tree, fr), 0) for fr in frs])
+
+    def tree_version(self, cq_name: str) -> int:
+        return self.tree_versions.get(id(self.nodes[cq_name].root()), 0)
+
+    def _count(self, info: WorkloadInfo, delta: int) -> None:
+        node = self.nodes[info.cluster_queue]
+        for scope in (info.cluster_queue, id(node.root())):
+            counts = self.priorities.setdefault(scope, {})
+            counts[info.workload.priority] = counts.get(info.workload.priority, 0) + delta
+            if counts[info.workload.priority] == 0:
+                del counts[info.workload.priority]
+
+    def may_have_candidates(self, scope, policy: str, priority: int) -> bool:
+        """False when no workload in `scope` (a CQ name or id of a root) can satisfy `policy`."""
+        if policy == "Never":
+            return False
+        if policy == "Any":
+            return True
+        counts = self.priorities.get(scope)
+        if not counts:
+            return False
+        lowest = min(counts)
+        return lowest < priority or (policy == "LowerOrNewerEqualPriority" and lowest <= priority)
+
+    def sorted_candidates(self, cq_name: str, fr: FlavorResource) -> list[tuple[tuple, WorkloadInfo]]:
+        """(candidate_key, info) of the workloads of `cq_name` using `fr`, in candidate order."""
+        key = (cq_name, fr)
+        ordered = self._sorted.get(key)
+        if ordered is None:
+            members = self.by_fr.get(cq_name, {}).get(fr, {})
+            ordered = sorted(((candidate_key(info), info) for info in members.values()),
+                             key=lambda item: item[0])
+            self._sorted[key] = ordered
+        return ordered
+
+    def usage_below(self, cq_name: str, fr: FlavorResource, policy: str, priority: int) -> int | None:
+        """Total `fr` usage of the workloads of `cq_name` using `fr` that `policy` lets a
+        preemptor of `priority` evict (None for a policy that is not a priority bound)."""
+        if policy == "Any":
+            bound = None
+        elif policy == "LowerPriority":
+            bound = priority
+        else:
+            return None
+        key = (cq_name, fr)
+        sums = self._sums.get(key)
+        if sums is None:
+            ordered = self.sorted_candidates(cq_name, fr)
+            total, sums = 0, [0]
+            for _, info in ordered:
+                total += info.usage[fr]
+                sums.append(total)
+            self._sums[key] = sums
+        if bound is None:
+            return sums[-1]
+        ordered = self.sorted_candidates(cq_name, fr)
+        return sums[bisect_left(ordered, bound, key=lambda item: item[0][0])]
+
+    def candidates_in(self, cq_name: str, frs) -> list[WorkloadInfo]:
+        """Every workload of `cq_name` using any of `frs` (each once)."""
+        per_cq = self.by_fr.get(cq_name)
+        if not per_cq:
+            return []
+        found: dict[str, WorkloadInfo] = {}
+        for fr in sorted(frs):
+            found.update(per_cq.get(fr, {}))
+        return list(found.values())
+
+    # -- simulated evictions -----------------------------------------------------------------
+    def remove(self, info: WorkloadInfo) -> None:
+        self.nodes[info.cluster_queue].remove_all(info.usage)
+
+    def add(self, info: WorkloadInfo) -> None:
+        self.nodes[info.cluster_queue].add_all(info.usage)
+
+    @staticmethod
+    def fits(node: QuotaNode, usage: Mapping[FlavorResource, int], allow_borrowing: bool) -> bool:
+        for fr, value in usage.items():
+            if not allow_borrowing and node.borrowing_with(fr, value):
+                return False
+            if value > node.available(fr):
+                return False
+        return True
+
+    def fill_back(self, node: QuotaNode, usage: Mapping[FlavorResource, int], targets: list[Target],
+                  allow_borrowing: bool) -> list[Target]:
+        """Kueue's fillBackWorkloads: with `targets` removed and the request fitting, put back
+        every target but the last one found whose return still lets the request fit, so no
+        workload is evicted that was not needed."""
+        i = len(targets) - 2
+        while i >= 0:
+            self.add(targets[i].info)
+            if self.fits(node, usage, allow_borrowing):
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                self.remove(targets[i].info)
+            i -= 1
+        return targets
+
+    def restore(self, targets: list[Target]) -> None:
+        for target in targets:
+            self.add(target.info)
