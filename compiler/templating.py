@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
+
+from compiler import yamlio
 
 # `compiler/templates` links to the repository's top-level templates/, so a checkout and an
 # installed wheel (where the link's files are packaged as package data) find the same files.
@@ -34,6 +35,5 @@ def render_text(template: str, **context: Any) -> str:
 
 
 def render_object(template: str, **context: Any) -> dict[str, Any]:
-    # libyaml's loader: templates are our own text, positions are not needed, and this is the hot
-    # path of a 1,000-team compile (ruamel's pure-Python parser is ~20x slower here).
-    return yaml.load(render_text(template, **context), Loader=yaml.CSafeLoader)
+    # Read back with the one YAML 1.2 reader, so a name such as `no` stays the string it was.
+    return yamlio.load(render_text(template, **context))
