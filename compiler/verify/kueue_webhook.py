@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from compiler.quantity import QUANTITY_PATTERN, Wording
+from compiler.quantity import QUANTITY_PATTERN, QuantityError, Wording
 from compiler.quantity import parse_quantity as parse_any_quantity
 
 from . import k8s_names
@@ -254,5 +254,9 @@ def check(kind: str, api_version: str, defaulted: dict[str, Any]) -> list[Webhoo
     if validate is None:
         return []
     c = _Collector()
-    validate(c, defaulted, api_version)
+    try:
+        validate(c, defaulted, api_version)
+    except QuantityError as error:
+        # The schema's pattern admits any exponent; the parser's bounds do not (see quantity.py).
+        c.add("spec", f"spec: Invalid value: {error}", "webhook.quantity.range")
     return c.found
