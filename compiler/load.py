@@ -1,9 +1,8 @@
 """Stage 1, load: policy files -> plain YAML data with the position of every node.
 
 The YAML itself is read by `compiler.yamlio` (libyaml, YAML 1.2 core scalars, duplicate keys
-refused); the position of every node comes from ruamel.yaml's round-trip loader, on demand, when
-a diagnostic needs one. A file libyaml cannot read is re-read by ruamel only to word the syntax
-error the way people know it, at its position.
+refused); the position of every node is read by the same parser, on demand, when a diagnostic
+needs one. A syntax error is worded the way people know it (ruamel.yaml's wording), at its place.
 
 The loader is deliberately strict, because a policy file is reviewed by people and executed by a
 machine: it refuses non-UTF-8 text, tabs in indentation, duplicate keys, and anchors/aliases
@@ -20,9 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping
 
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
-
 from compiler import codes, yamlio
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosition
 
@@ -30,15 +26,15 @@ POLICY_SUFFIXES = (".yaml", ".yml")
 # A policy file is written by hand; anything this large is a mistake (or an attack).
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
-NodePath = tuple[str | int, ...]
+NodePath = yamlio.NodePath
 
 
 @dataclass
 class LoadedDocument:
     """One YAML document of one policy file, as plain Python data plus a position table.
 
-    A valid policy never needs the position table, so it is built on first use from ruamel's
-    round-trip nodes (only files that produce a diagnostic pay for it)."""
+    A valid policy never needs the position table, so it is built on first use (only files that
+    produce a diagnostic pay for it)."""
 
     path: str  # display path, e.g. "policies/teams/alpha.yaml"
     index: int  # 0-based document index within the file
@@ -63,13 +59,9 @@ class LoadedDocument:
         self._positions, self._key_positions = {}, {}
         if self._text is None:
             return
-        try:
-            for index, node in enumerate(yamlio.round_trip_nodes(self._text, duplicates_are_errors=False)):
-                if index == self.index:
-                    _record(node, (), self)
-                    break
-        except (yamlio.RoundTripError, RecursionError):
-            pass  # libyaml read it, ruamel cannot: diagnostics point at the document's start
+        nodes, keys = yamlio.positions(self._text, self.index)
+        self._positions = {path: SourcePosition(self.path, *place) for path, place in nodes.items()}
+        self._key_positions = {path: SourcePosition(self.path, *place) for path, place in keys.items()}
         self._text = None
 
     def position(self, path: Iterable[str | int] = (), *, key: bool = False) -> SourcePosition:
@@ -131,64 +123,20 @@ def _check_no_aliases(source: PolicySourceFile, text: str, sink: DiagnosticSink)
     return False
 
 
-def _report_ruamel_error(source: PolicySourceFile, error: MarkedYAMLError, sink: DiagnosticSink) -> None:
-    mark = error.problem_mark or error.context_mark
-    position = (SourcePosition(source.display_path, mark.line + 1, mark.column + 1)
-                if mark is not None else SourcePosition(source.display_path))
-    problem = (error.problem or error.context or "invalid YAML").strip()
-    if "\\t" in problem or "'\\t'" in problem or "tab" in problem.lower():
-        sink.error(codes.TABS, f"tab character is not allowed here: {problem}", position)
-        return
-    context = f" ({error.context.strip()})" if error.context and error.problem else ""
-    sink.error(codes.YAML_SYNTAX, f"YAML syntax error: {problem}{context}", position)
-
-
 def _report_yaml_error(source: PolicySourceFile, text: str, error: yamlio.YamlError, sink: DiagnosticSink) -> None:
     """A duplicate key is reported as found; any other error in ruamel's wording when ruamel also
     refuses the text (it is the wording people know), else in libyaml's."""
-    position = SourcePosition(source.display_path, error.line, error.column)
     if error.duplicate_key is not None:
-        sink.error(codes.DUPLICATE_KEY, f"duplicate key '{error.duplicate_key}' in the same mapping", position)
+        sink.error(codes.DUPLICATE_KEY, f"duplicate key '{error.duplicate_key}' in the same mapping",
+                   SourcePosition(source.display_path, error.line, error.column))
         return
-    try:
-        for _ in yamlio.round_trip_nodes(text, duplicates_are_errors=False):
-            pass
-    except MarkedYAMLError as ruamel_error:
-        _report_ruamel_error(source, ruamel_error, sink)
+    error = yamlio.familiar_error(text) or error
+    position = SourcePosition(source.display_path, error.line, error.column)
+    if "\\t" in error.message or "'\\t'" in error.message or "tab" in error.message.lower():
+        sink.error(codes.TABS, f"tab character is not allowed here: {error.message}", position)
         return
-    except (yamlio.RoundTripError, RecursionError):
-        pass
-    sink.error(codes.YAML_SYNTAX, f"YAML syntax error: {error.message}", position)
-
-
-def _record(node: Any, path: NodePath, doc: LoadedDocument) -> None:
-    """Fill the document's position tables from ruamel's round-trip nodes (their data is not
-    used: the one schema is yamlio's)."""
-    if not path and getattr(node, "lc", None) is not None:
-        doc._positions[()] = SourcePosition(doc.path, node.lc.line + 1, node.lc.col + 1)  # type: ignore[index]
-    if isinstance(node, CommentedMap):
-        for key, value in node.items():
-            key_path = path + (str(key),)
-            try:
-                key_line, key_col = node.lc.key(key)
-                doc.key_positions[key_path] = SourcePosition(doc.path, key_line + 1, key_col + 1)
-            except (KeyError, TypeError, AttributeError):
-                pass
-            try:
-                value_line, value_col = node.lc.value(key)
-                doc.positions[key_path] = SourcePosition(doc.path, value_line + 1, value_col + 1)
-            except (KeyError, TypeError, AttributeError):
-                if key_path in doc.key_positions:
-                    doc.positions[key_path] = doc.key_positions[key_path]
-            _record(value, key_path, doc)
-    elif isinstance(node, CommentedSeq):
-        for index, value in enumerate(node):
-            try:
-                line, col = node.lc.item(index)
-                doc.positions[path + (index,)] = SourcePosition(doc.path, line + 1, col + 1)
-            except (KeyError, TypeError, AttributeError, IndexError):
-                pass
-            _record(value, path + (index,), doc)
+    context = f" ({error.context})" if error.context else ""
+    sink.error(codes.YAML_SYNTAX, f"YAML syntax error: {error.message}{context}", position)
 
 
 def load_file(source: PolicySourceFile, sink: DiagnosticSink) -> list[LoadedDocument]:

@@ -1,5 +1,5 @@
 """YAML in and out, in one place: one scalar schema (YAML 1.2 core), one duplicate-key check,
-one byte-stable dumper.
+one byte-stable dumper, and the place of every node.
 
 Why one schema. Kubernetes names are DNS labels, and `no`, `on`, `null`, `0123`, `1e3` and
 `0x1f` are all valid ones. YAML 1.1 (PyYAML's default) reads the first as a boolean and the rest
@@ -10,9 +10,9 @@ integers and decimal floats are not strings. Mapping keys are always strings, as
 JSON Kubernetes stores has no other key type).
 
 Why libyaml. It parses ~20x faster than a pure-Python parser; that is the hot path of a
-1,000-team compile and of reading a large cluster export. ruamel.yaml's round-trip loader is used
-for one thing only: the line and column of every node of a policy file, read on demand when a
-diagnostic needs one (and its wording for syntax errors, which people already know).
+1,000-team compile and of reading a large cluster export. The line and column of every node come
+from the same parser's composed nodes, on demand, when a diagnostic needs one. ruamel.yaml is used
+for one thing only: wording a syntax error the way people know it from other tools.
 
 The writer quotes every string that *any* common reader (YAML 1.1, YAML 1.2, Go's yaml.v2 that
 kubectl and Argo CD use) would take for something else, so output read back anywhere is the
@@ -28,10 +28,11 @@ from typing import Any, Iterator
 
 import yaml as pyyaml
 from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.error import YAMLError as RuamelError
 
-__all__ = ["YamlError", "dump", "first_anchor", "load", "load_all", "load_all_with_lines", "load_json",
-           "round_trip_nodes"]
+__all__ = ["YamlError", "dump", "familiar_error", "first_anchor", "load", "load_all", "load_all_with_lines",
+           "load_json", "positions"]
 
 
 @dataclass
@@ -42,6 +43,7 @@ class YamlError(Exception):
     line: int = 1  # a problem without a place is shown at the start of the file
     column: int = 1
     duplicate_key: str | None = None  # set when the problem is a key written twice
+    context: str | None = None  # what the parser was doing, when it says
 
     def __str__(self) -> str:
         return self.message
@@ -202,15 +204,77 @@ def first_anchor(text: str) -> tuple[str, str, int, int] | None:
     return None
 
 
-def round_trip_nodes(text: str, *, duplicates_are_errors: bool) -> Iterator[Any]:
-    """ruamel.yaml's round-trip nodes (each carries its line and column). Raises ruamel's own
-    errors, whose wording people know from other tools."""
+# --- positions --------------------------------------------------------------------------------
+
+Place = tuple[int, int]  # 1-based line and column
+NodePath = tuple[str | int, ...]
+
+
+def positions(text: str, index: int) -> tuple[dict[NodePath, Place], dict[NodePath, Place]]:
+    """Where every node of document `index` starts (keyed by its path of keys and indexes, the
+    shape pydantic uses for error locations), and where every mapping key is. Read from the same
+    parser as the data, so every path `load` produced has its place (merged keys point at the
+    mapping that merges them). Empty when the text does not parse."""
+    nodes: dict[NodePath, Place] = {}
+    keys: dict[NodePath, Place] = {}
+    loader = _CoreLoader(text)
+    try:
+        number = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if number == index:
+                nodes[()] = _place(node)
+                _record(node, (), nodes, keys)
+                break
+            number += 1
+    except (pyyaml.YAMLError, RecursionError):
+        pass
+    finally:
+        loader.dispose()
+    return nodes, keys
+
+
+def _place(node: pyyaml.Node) -> Place:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _record(node: pyyaml.Node, path: NodePath, nodes: dict[NodePath, Place], keys: dict[NodePath, Place]) -> None:
+    stack = [(node, path)]
+    while stack:  # iterative: a deeply nested document must not exhaust Python's stack
+        node, path = stack.pop()
+        if isinstance(node, pyyaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, pyyaml.ScalarNode):
+                    key_path = path + (key_node.value,)
+                    keys[key_path] = _place(key_node)
+                    nodes[key_path] = _place(value_node)
+                    stack.append((value_node, key_path))
+        elif isinstance(node, pyyaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                nodes[path + (index,)] = _place(item)
+                stack.append((item, path + (index,)))
+
+
+def _round_trip(text: str) -> Iterator[Any]:
     reader = YAML(typ="rt")
-    reader.allow_duplicate_keys = not duplicates_are_errors
+    reader.allow_duplicate_keys = True  # repeated keys are `load`'s to report
     yield from reader.load_all(text)
 
 
-RoundTripError = RuamelError
+def familiar_error(text: str) -> YamlError | None:
+    """The first syntax error of a text in ruamel.yaml's wording (the one people know from other
+    tools), or None when ruamel reads the text."""
+    try:
+        for _ in _round_trip(text):
+            pass
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = (error.problem or error.context or "invalid YAML").strip()
+        context = error.context.strip() if error.context and error.problem else None
+        return YamlError(problem, mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, context=context)
+    except (RuamelError, RecursionError):
+        pass
+    return None
 
 
 # --- writing --------------------------------------------------------------------------------------

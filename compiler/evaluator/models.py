@@ -1,6 +1,6 @@
 """Typed Kueue objects, as the engine sees them after loading.
 
-Quantities are already integers (see `quantity.py`); names keep Kueue's meaning. Both API
+Quantities are already integers (see `compiler/quantity.py`, `to_units`); names keep Kueue's meaning. Both API
 versions (v1beta1, v1beta2) load into the same models.
 """
 

@@ -24,7 +24,7 @@ from compiler.evaluator.reader import parse_text
 from compiler.load import PolicySourceFile, load_sources
 from compiler.resolve import resolve
 from compiler.validate import validate_documents
-from kp_testing import REPO_ROOT
+from kp_testing import REPO_ROOT, node_paths
 
 PER_INPUT_SECONDS = 20  # generous on a loaded 2-core machine; a hang is minutes
 SETTINGS = settings(max_examples=120, derandomize=True, deadline=None, database=None,
@@ -62,23 +62,13 @@ def time_budget(seconds: int = PER_INPUT_SECONDS):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _paths(data, path=()):
-    yield path
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield from _paths(value, path + (key,))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from _paths(value, path + (index,))
-
-
 QUANTITY_KEYS = {"cpu", "memory", "gpuMemory", "nominalQuota", "borrowingLimit", "lendingLimit", "weight", "count",
                  "nvidia.com/gpu", "requests", "limits"}
 
 
 def _mutate_data(draw, data):
     for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(data) if p]
+        paths = [p for p in node_paths(data) if p]
         quantities = [p for p in paths if p[-1] in QUANTITY_KEYS]
         on_quantity = bool(quantities) and draw(st.booleans())
         if on_quantity:
