@@ -16,6 +16,7 @@ from compiler.quantity import (
     MAX_DIGITS, MAX_EXPONENT, QuantityError, format_quantity, format_units, parse_quantity, round_memory, to_units,
 )
 from compiler.verify.kueue_webhook import parse_quantity as verify_quantity
+from kp_testing import run_cli
 
 VALUES = [("16", Fraction(16)), ("500m", Fraction(1, 2)), ("128Gi", Fraction(128 * 2**30)), ("1.5", Fraction(3, 2)),
           ("1e3", Fraction(1000)), ("1k", Fraction(1000)), ("100n", Fraction(1, 10**7)), ("+.5E-2", Fraction(1, 200)),
@@ -103,3 +104,34 @@ def test_formatting_rounds_up_only_where_output_is_written():
     assert format_quantity(Fraction(3, 7) * 128 * 2**30, binary=True) == "58902408630858m"
     assert format_quantity(round_memory(Fraction(3, 7) * 128 * 2**30), binary=True) == "56174Mi"
     assert round_memory(Fraction(2**30)) == 2**30
+
+
+EVALUATE_INPUT = """\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: default}}
+- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: ClusterQueue
+  metadata: {name: cq}
+  spec:
+    namespaceSelector: {}
+    resourceGroups: [{coveredResources: [cpu], flavors: [{name: default, resources: [{name: cpu, nominalQuota: "1e99999999"}]}]}]
+- {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: lq, namespace: ns}, spec: {clusterQueue: cq}}
+- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: Workload
+  metadata: {name: w, namespace: ns}
+  spec: {queueName: lq, podSets: [{name: main, count: 1, template: {spec: {containers: [
+    {name: c, resources: {requests: {cpu: "1e99999999"}}}]}}}]}
+"""
+
+
+def test_evaluate_names_an_absurd_quantity_at_its_document(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text(EVALUATE_INPUT)
+    result = run_cli("evaluate", str(path), "--format", "json")
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert f"{path}:5:1: warning[KP904]: ClusterQueue cq: flavor default resource cpu nominalQuota: '1e99999999': " \
+           "a quantity may have at most 64 digits" in result.stderr
+    assert f"{path}:12:1: warning[KP904]: Workload ns/w: pod set main container c: resource cpu: '1e99999999'" \
+           in result.stderr
