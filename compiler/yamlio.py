@@ -31,7 +31,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.error import YAMLError as RuamelError
 
-__all__ = ["YamlError", "dump", "familiar_error", "first_anchor", "load", "load_all", "load_all_with_lines",
+__all__ = ["YamlError", "dump", "familiar_error", "first_anchor", "flow", "load", "load_all", "load_all_with_lines",
            "load_json", "positions"]
 
 
@@ -278,6 +278,19 @@ def familiar_error(text: str) -> YamlError | None:
 
 
 # --- writing --------------------------------------------------------------------------------------
+
+# Characters a YAML reader refuses raw (DEL, C1 controls) or changes (NEL and the Unicode line and
+# paragraph separators are line breaks to YAML, so a quoted scalar would fold them into a space).
+_RAW_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def flow(value: Any) -> str:
+    """A value as one line of YAML flow text that reads back as exactly that value in every
+    reader: JSON (a string is always quoted, so `no` or `0123` stay strings), with the characters
+    YAML cannot carry raw written as escapes. Templates write every value through it."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _RAW_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
 
 class _Dumper(pyyaml.CSafeDumper):
     """libyaml's emitter: fast and byte-stable; lists are written as `kubectl get -o yaml` does."""

@@ -79,6 +79,8 @@ RENAMES = [  # (file, old, new): every kind of name the policy lets a team or a 
     ("teams/alpha.yaml", "priority: standard", 'priority: "null"'),
     ("teams/gamma.yaml", "name: gamma", 'name: "true"'),
     ("teams/gamma.yaml", "namespaces: [gamma-serving, gamma-batch]", 'namespaces: ["0123-serving", "1e5"]'),
+    # Free text with characters YAML cannot carry raw in a quoted scalar (DEL, NEL, line separator).
+    ("cluster.yaml", 'description: "Production serving', 'description: "no\\x7f \\x85 \\u2028 Production serving'),
 ]
 
 
@@ -124,5 +126,6 @@ def test_a_compile_with_such_names_round_trips_them_exactly(compiled):
     assert objects[("Cohort", "", "off")]["spec"]["parentName"] == "research"
     assert ("ResourceFlavor", "", "yes") in objects
     assert objects[("WorkloadPriorityClass", "", "null")]["value"] == 100
+    assert objects[("WorkloadPriorityClass", "", "critical")]["description"].startswith("no\x7f \x85 \u2028 Production")
     flavors = {f["name"] for g in no["spec"]["resourceGroups"] for f in g["flavors"]}
     assert "yes" in flavors

@@ -80,3 +80,12 @@ def test_the_writer_keeps_order_and_never_folds():
     long = "x" * 500
     assert yamlio.dump({"b": 1, "a": [long, {"c": "multi\nline\n"}]}) == (
         f"b: 1\na:\n- {long}\n- c: |\n    multi\n    line\n")
+
+
+@pytest.mark.parametrize("value", ["no", "0123", "a\x7fb", "a\x85b", "a\u2028b\u2029", "tab\there", "nl\nx", 'q"uote',
+                                   "back\\slash", "emoji 😀", "\ufeffbom", "a\x00b", {"no": ["y", 1, None, True]}])
+def test_flow_text_reads_back_as_exactly_the_value_everywhere(value):
+    text = yamlio.flow(value)
+    assert "\n" not in text
+    assert yamlio.load(f"k: {text}\n") == {"k": value}
+    assert pyyaml.safe_load(f"k: {text}\n") == {"k": value}
