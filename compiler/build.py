@@ -10,7 +10,6 @@ to report an API-server refusal at the user's line, emit writes it into the file
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -21,7 +20,7 @@ from compiler.mig.catalogue import load_catalogue, mig_resource_name
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
 from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.plan import Placement
-from compiler.quantity import format_quantity, parse_quantity
+from compiler.quantity import format_quantity, parse_quantity, round_cpu, round_memory
 from compiler.templating import render_object
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
@@ -94,17 +93,6 @@ class FlavorQuota:
     lending_limit: Fraction | None = None
 
 
-def round_cpu(value: Fraction) -> Fraction:
-    """Up to the next milli-CPU: Kubernetes' finest CPU unit."""
-    return Fraction(math.ceil(value * 1000), 1000)
-
-
-def round_memory(value: Fraction) -> Fraction:
-    """Up to the next whole MiB: exact bytes of 3/7 of 128Gi are unreadable."""
-    mib = 2**20
-    return Fraction(math.ceil(value / mib) * mib)
-
-
 def instance_share(cluster: ResolvedCluster, pool: ResolvedPool, profile: str) -> tuple[Fraction, Fraction]:
     """The cpu and memory that come with one MIG instance: its compute slices' share of a GPU's
     resourcesPerGpu, rounded up (POLICY.md: compute slices / 7)."""
@@ -121,10 +109,7 @@ def _fmt(resource: str, value: Fraction | None) -> str | None:
     if value is None:
         return None
     if resource == MEMORY:
-        # Round memory up to whole MiB: exact bytes of 3/7 of 128Gi are unreadable.
-        mib = 2**20
-        value = Fraction(-(-value.numerator // (value.denominator * mib)) * mib) if value % mib else value
-        return format_quantity(value, binary=True)
+        return format_quantity(round_memory(value), binary=True)
     return format_quantity(value)
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
-from compiler.quantity import QuantityError, parse_quantity
+from compiler.quantity import QuantityError, Wording, parse_quantity
 
 API_VERSION = "kueue-policy/v1alpha1"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -31,12 +31,13 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_QUANTITY_WORDING = Wording(bad_type="must be a Kubernetes quantity such as 16, 500m or 128Gi")
+
+
 def _quantity(value: object) -> str:
     """Accept a quantity written as a string or a plain number; keep the user's spelling."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ValueError("must be a Kubernetes quantity such as 16, 500m or 128Gi")
     try:
-        parsed = parse_quantity(value)
+        parsed = parse_quantity(value, wording=_QUANTITY_WORDING)
     except QuantityError as error:
         raise ValueError(str(error)) from None
     if parsed < 0:

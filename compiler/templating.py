@@ -7,12 +7,12 @@ readable description of what its kind looks like, while the verify and emit stag
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
+
+from compiler import yamlio
 
 # `compiler/templates` links to the repository's top-level templates/, so a checkout and an
 # installed wheel (where the link's files are packaged as package data) find the same files.
@@ -24,8 +24,9 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)
-    # JSON is YAML: rendering every scalar and collection as JSON makes quoting a non-issue.
-    env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=False, ensure_ascii=False)
+    # JSON is YAML: every value a template writes goes through this filter, so a name such as
+    # `no` or `0123` is a quoted string, whatever it looks like (a test lints the templates).
+    env.filters["tojson"] = yamlio.flow
     return env
 
 
@@ -34,6 +35,5 @@ def render_text(template: str, **context: Any) -> str:
 
 
 def render_object(template: str, **context: Any) -> dict[str, Any]:
-    # libyaml's loader: templates are our own text, positions are not needed, and this is the hot
-    # path of a 1,000-team compile (ruamel's pure-Python parser is ~20x slower here).
-    return yaml.load(render_text(template, **context), Loader=yaml.CSafeLoader)
+    # Read back with the one YAML 1.2 reader, so a name such as `no` stays the string it was.
+    return yamlio.load(render_text(template, **context))

@@ -18,3 +18,14 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None,
     exe = shutil.which("kueue-policy", path=str(Path(sys.executable).parent)) or "kueue-policy"
     return subprocess.run([exe, *args], cwd=cwd, input=input, capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=300)
+
+
+def node_paths(node, prefix=()):
+    """Every path (keys and indexes) into plain YAML data, the root's `()` first."""
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from node_paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from node_paths(value, prefix + (index,))

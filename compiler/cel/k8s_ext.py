@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
-from compiler.quantity import QuantityError, parse_quantity_text
+from compiler.quantity import QuantityError, Wording, parse_quantity
 
 QUANTITY_TAG = "__kp_quantity__"
 SEMVER_TAG = "__kp_semver__"
@@ -29,6 +29,10 @@ class CelFunctionError(ValueError):
 
 # --- Quantity ---------------------------------------------------------------------------------
 
+_NOT_A_QUANTITY = "{value!r} is not a Kubernetes quantity (e.g. 40Gi, 500m, 1.5)"
+_CEL_WORDING = Wording(bad_type="quantity() takes a string, got {type}", bad_text=_NOT_A_QUANTITY,
+                       bad_exponent=_NOT_A_QUANTITY)
+
 
 @dataclass(frozen=True, order=True)
 class Quantity:
@@ -39,14 +43,10 @@ class Quantity:
 
     @classmethod
     def parse(cls, text: str) -> "Quantity":
-        if not isinstance(text, str):
-            raise CelFunctionError(f"quantity() takes a string, got {type(text).__name__}")
-        if text != text.strip():
-            raise CelFunctionError(f"{text!r} is not a Kubernetes quantity (e.g. 40Gi, 500m, 1.5)")
         try:
-            return cls(parse_quantity_text(text), text)
-        except QuantityError:
-            raise CelFunctionError(f"{text!r} is not a Kubernetes quantity (e.g. 40Gi, 500m, 1.5)") from None
+            return cls(parse_quantity(text, accept=(str,), strip=False, wording=_CEL_WORDING), text)
+        except QuantityError as error:
+            raise CelFunctionError(str(error)) from None
 
     def tagged(self) -> dict:
         return {QUANTITY_TAG: _fraction_text(self.value)}

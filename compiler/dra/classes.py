@@ -27,9 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ruamel.yaml import YAML
-
-from compiler import codes
+from compiler import codes, yamlio
 from compiler.errors import Diagnostic, PolicyError
 from compiler.mig.catalogue import Catalogue, load_catalogue, mig_resource_name
 from compiler.templating import render_object
@@ -249,16 +247,6 @@ def _deep_merge(base: dict, overlay: Mapping) -> dict:
     return merged
 
 
-def _yaml_text(data: dict) -> str:
-    from io import StringIO
-
-    yaml = YAML()
-    yaml.default_flow_style = False
-    out = StringIO()
-    yaml.dump(data, out)
-    return out.getvalue()
-
-
 def kueue_config_patch(fragment: Mapping, base_config: Mapping | None = None,
                        namespace: str = KUEUE_NAMESPACE) -> tuple[dict, dict]:
     """(ConfigMap patch, Deployment patch) rolling `fragment` out to Kueue.
@@ -270,7 +258,7 @@ def kueue_config_patch(fragment: Mapping, base_config: Mapping | None = None,
     change alone does nothing: the Deployment patch sets a checksum annotation on the manager's
     pod template, so a changed mapping rolls the manager and an unchanged one does not."""
     configuration = _deep_merge(dict(base_config or default_kueue_configuration()), fragment)
-    text = _yaml_text(configuration)
+    text = yamlio.dump(configuration)
     checksum = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
     configmap = render_object("kueue-config/kueue-manager-config.yaml.j2", name=KUEUE_CONFIGMAP,
                               namespace=namespace, annotations={RESTART_NOTE_ANNOTATION: RESTART_NOTE},

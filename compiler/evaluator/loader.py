@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from decimal import Decimal
+from fractions import Fraction
 
 from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
@@ -18,7 +18,7 @@ from compiler.evaluator.models import (
     ResourceQuota, Workload,
 )
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
-from compiler.evaluator.quantity import QuantityError, parse_decimal, to_units
+from compiler.quantity import QuantityError, parse_quantity, to_units
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -268,12 +268,12 @@ class _Loader:
         return groups
 
     @staticmethod
-    def _weight(spec: dict) -> Decimal:
+    def _weight(spec: dict) -> Fraction:
         weight = _mapping(spec.get("fairSharing"), "fairSharing").get("weight")
         if weight is None:
-            return Decimal(1)
+            return Fraction(1)
         try:
-            return parse_decimal(weight)
+            return parse_quantity(weight)
         except QuantityError as error:
             raise _Skip(f"fairSharing.weight: {error}") from None
 

@@ -1,6 +1,6 @@
 """Typed Kueue objects, as the engine sees them after loading.
 
-Quantities are already integers (see `quantity.py`); names keep Kueue's meaning. Both API
+Quantities are already integers (see `compiler/quantity.py`, `to_units`); names keep Kueue's meaning. Both API
 versions (v1beta1, v1beta2) load into the same models.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from decimal import Decimal
+from fractions import Fraction
 
 from compiler.errors import Diagnostic, SourcePosition
 
@@ -65,7 +65,7 @@ class ClusterQueue:
     fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     preemption: PreemptionPolicy = field(default_factory=PreemptionPolicy)
     stop_policy: str = "None"
-    fair_weight: Decimal = Decimal(1)
+    fair_weight: Fraction = Fraction(1)
     admission_checks: list[str] = field(default_factory=list)
     source: SourcePosition | None = None
 
@@ -75,7 +75,7 @@ class Cohort:
     name: str
     parent: str | None = None
     resource_groups: list[ResourceGroup] = field(default_factory=list)
-    fair_weight: Decimal = Decimal(1)
+    fair_weight: Fraction = Fraction(1)
     source: SourcePosition | None = None
 
 

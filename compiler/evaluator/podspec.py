@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.evaluator.quantity import QuantityError, to_units
+from compiler.quantity import QuantityError, to_units
 
 
 class PodSpecProblem(ValueError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from ruamel.yaml import YAML
+from compiler import yamlio
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 
@@ -201,7 +201,7 @@ def _build_model(name: str, raw: dict, geometries: dict) -> GpuModel:
 def load_catalogue(path: Path | str | None = None) -> Catalogue:
     """Load (once) the catalogue shipped with kueue-policy, or one at `path` (tests)."""
     source = Path(path) if path is not None else CATALOGUE_PATH
-    data = YAML(typ="safe").load(source.read_text(encoding="utf-8"))
+    data = yamlio.load(source.read_text(encoding="utf-8"))
     geometries = data["geometries"]
     models = {name: _build_model(name, raw, geometries) for name, raw in data["models"].items()}
     aliases: dict[str, str] = {name.upper(): name for name in models}

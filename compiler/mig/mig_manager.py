@@ -20,6 +20,7 @@ from typing import Mapping, Sequence, Union
 
 from compiler.mig.catalogue import Catalogue, GpuModel, load_catalogue
 from compiler.mig.placement import canonical_layout
+from compiler import yamlio
 from compiler.templating import render_object
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -89,16 +90,8 @@ def mig_manager_config(layouts_by_name: Mapping[str, ConfigSpec],
 def mig_manager_configmap(config: dict, name: str = "kueue-policy-mig-parted-config",
                           namespace: str = "gpu-operator") -> dict:
     """The ConfigMap (key `config.yaml`) the GPU Operator's `migManager.config.name` points at."""
-    from io import StringIO
-
-    from ruamel.yaml import YAML
-
-    yaml = YAML()
-    yaml.default_flow_style = False
-    buffer = StringIO()
-    yaml.dump(config, buffer)
     return render_object("mig/mig-parted-configmap.yaml.j2", name=name, namespace=namespace,
-                         config_text=buffer.getvalue())
+                         config_text=yamlio.dump(config))
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from decimal import Decimal
+from fractions import Fraction
 from typing import Any
+
+from compiler.quantity import QUANTITY_PATTERN, QuantityError, Wording
+from compiler.quantity import parse_quantity as parse_any_quantity
 
 from . import k8s_names
 from .kueue_spec import V1BETA1
-from .quantity import parse_quantity, show
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,15 @@ class WebhookViolation:
 
 
 NEGATIVE = "must be greater than or equal to 0"
-ONE_NANO = Decimal("1e-9")
+ONE_NANO = Fraction(1, 10**9)
+_GRAMMAR = f"quantities must match the regular expression '{QUANTITY_PATTERN}'"
+# The apiserver's wording; a YAML float never reaches it (the schema types quantities int|string).
+_WORDING = Wording(bad_type="a quantity must be an integer or a string", bad_text=_GRAMMAR, bad_exponent=_GRAMMAR)
+
+
+def parse_quantity(value: object) -> Fraction:
+    """A quantity from a manifest value, exactly as written (no blanks trimmed)."""
+    return parse_any_quantity(value, accept=(str, int), strip=False, wording=_WORDING)
 
 
 class _Collector:
@@ -43,7 +53,7 @@ def _leaf(path: str) -> str:
 
 
 def _invalid(c: _Collector, path: str, value: Any, detail: str, rule: str) -> None:
-    c.add(path, f"{_leaf(path)}: Invalid value: {json.dumps(show(value))}: {detail}", rule)
+    c.add(path, f"{_leaf(path)}: Invalid value: {json.dumps(str(value))}: {detail}", rule)
 
 
 # --- resource groups (ClusterQueue and Cohort) -------------------------------------------------
@@ -102,8 +112,8 @@ def _flavor_quotas(c: _Collector, flavor: dict, covered: list[str], fpath: str, 
             lend = quota["lendingLimit"]
             if parse_quantity(lend) > nominal:
                 c.add(f"{qpath}.lendingLimit",
-                      f"lendingLimit {show(lend)} must be less than or equal to the nominalQuota "
-                      f"{show(quota['nominalQuota'])}", "webhook.lendingLimit.aboveNominal")
+                      f"lendingLimit {lend} must be less than or equal to the nominalQuota "
+                      f"{quota['nominalQuota']}", "webhook.lendingLimit.aboveNominal")
 
 
 def _totals(c: _Collector, groups: list[dict]) -> None:
@@ -244,5 +254,9 @@ def check(kind: str, api_version: str, defaulted: dict[str, Any]) -> list[Webhoo
     if validate is None:
         return []
     c = _Collector()
-    validate(c, defaulted, api_version)
+    try:
+        validate(c, defaulted, api_version)
+    except QuantityError as error:
+        # The schema's pattern admits any exponent; the parser's bounds do not (see quantity.py).
+        c.add("spec", f"spec: Invalid value: {error}", "webhook.quantity.range")
     return c.found

@@ -6,10 +6,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
-from .. import codes
+from .. import codes, yamlio
 from . import builtin, dra_native, kueue_cel, kueue_spec, kueue_webhook, metadata
 from .device_class_mappings import verify_device_class_mappings
 from .problem import ObjectProblem
@@ -92,8 +90,8 @@ def _verify_embedded_kueue_configuration(report: _Report, index: int, obj: dict,
         if not isinstance(text, str) or "kind: Configuration" not in text:
             continue
         try:
-            config = YAML(typ="safe", pure=True).load(text)
-        except YAMLError as exc:
+            config = yamlio.load(text)
+        except yamlio.YamlError as exc:
             report.add(index, obj, f"data.{key}", codes.DEVICE_CLASS_MAPPINGS,
                        f"{key}: the Kueue Configuration is not valid YAML: {exc}", "dcm.yaml")
             continue

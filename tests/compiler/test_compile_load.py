@@ -1,14 +1,13 @@
-"""The loader's two readers agree: the libyaml fast path and ruamel's round-trip loader."""
+"""The policy loader: one YAML 1.2 reader for the data, ruamel's round-trip nodes for positions."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from compiler import yamlio
 from compiler.errors import DiagnosticSink
-from compiler.load import LoadedDocument, PolicySourceFile, _fast_load, _plain, _yaml, discover_files, load_file
-from kp_testing import REPO_ROOT
+from compiler.load import PolicySourceFile, discover_files, load_file
+from kp_testing import REPO_ROOT, node_paths
 
 EDGE_CASES = """\
 a: on
@@ -30,34 +29,35 @@ s: 1_000
 """
 
 
-def _ruamel_data(text: str) -> list:
-    documents = []
-    for node in _yaml().load_all(text):
-        if node is None:
-            continue
-        doc = LoadedDocument("x.yaml", 0, None, _positions={}, _key_positions={})
-        documents.append(_plain(node, (), doc, "x.yaml"))
-    return documents
+def _load(text: str) -> list:
+    sink = DiagnosticSink()
+    documents = load_file(PolicySourceFile("x.yaml", text.encode()), sink)
+    assert not sink.items
+    return [d.data for d in documents]
 
 
-def test_fast_path_reads_scalars_as_yaml_1_2_like_ruamel():
-    fast = _fast_load(PolicySourceFile("x.yaml", EDGE_CASES.encode()), EDGE_CASES)
-    # 1_000 and the date are YAML 1.1-isms libyaml cannot read faithfully: the file goes to ruamel.
-    assert fast is None
-    text = "\n".join(line for line in EDGE_CASES.splitlines() if not line.startswith(("j:", "s:"))) + "\n"
-    fast = _fast_load(PolicySourceFile("x.yaml", text.encode()), text)
-    assert [d.data for d in fast] == _ruamel_data(text)
-    data = fast[0].data
-    assert data["a"] == "on" and data["b"] == "no" and data["c"] == 10 and data["k"] == "8"
+def test_scalars_are_read_as_yaml_1_2_core():
+    [data] = _load(EDGE_CASES)
+    assert data == {"a": "on", "b": "no", "c": 10, "d": 31, "e": 15, "f": 1.3, "g": None, "h": None, "i": True,
+                    # YAML 1.1-isms are strings in the core schema (ruamel would read a date and 1000).
+                    "j": "2024-01-01", "k": "8", "l": [1, "two", 3.5], "m": {"n": {"o": "p"}}, "q": float("inf"),
+                    "r": 12, "s": "1_000"}
 
 
-@pytest.mark.parametrize("path", sorted(p.display_path for p in discover_files(REPO_ROOT / "policies")))
-def test_fast_path_matches_ruamel_on_the_example_policy(path):
-    source = next(p for p in discover_files(REPO_ROOT / "policies") if p.display_path == path)
-    text = source.content.decode()
-    fast = _fast_load(source, text)
-    assert fast is not None
-    assert [d.data for d in fast] == _ruamel_data(text)
+@pytest.mark.parametrize("path", sorted(p.display_path for p in discover_files(REPO_ROOT / "policies")) + ["edge"])
+def test_every_node_the_reader_reads_has_the_position_ruamel_sees(path):
+    if path == "edge":
+        text = EDGE_CASES + "1: x\ntrue: y\n"
+    else:
+        text = next(p for p in discover_files(REPO_ROOT / "policies") if p.display_path == path).content.decode()
+    [data] = _load(text)
+    nodes, keys = yamlio.positions(text, 0)
+    lines = text.splitlines()
+    for node_path in node_paths(data):
+        assert node_path in nodes, node_path
+        if node_path and isinstance(node_path[-1], str):
+            line, column = keys[node_path]
+            assert lines[line - 1][column - 1:].startswith(node_path[-1]), node_path
 
 
 def test_positions_are_read_on_demand_and_match_the_file():

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from compiler.errors import InputError
 from compiler.evaluator import evaluate, load_manifests
+from kp_testing import node_paths
 
 KINDS = ["ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "Workload"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(
@@ -40,16 +41,6 @@ def manifests(draw) -> list:
 @given(manifests())
 def test_malformed_manifests_never_crash(docs: list) -> None:
     _load_evaluate_and_explain(docs)
-
-
-def _paths(node, prefix=()):
-    yield prefix
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, prefix + (key,))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _paths(value, prefix + (index,))
 
 
 def _replace(node, path, new):
@@ -89,7 +80,7 @@ def mutated_scenarios(draw) -> list:
     objects = list(draw(st.sampled_from(SCENARIO_OBJECTS)))
     for _ in range(draw(st.integers(1, 3))):
         index = draw(st.integers(0, len(objects) - 1))
-        paths = list(_paths(objects[index]))
+        paths = list(node_paths(objects[index]))
         path = draw(st.sampled_from(paths[1:] or paths))
         objects[index] = _replace(objects[index], path, draw(values))
     return objects

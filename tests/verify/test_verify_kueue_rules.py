@@ -312,6 +312,13 @@ def test_bad_quantity_strings_and_types():
     assert p.rule == "schema.type" and "must be of type integer or string" in p.message
 
 
+def test_a_quantity_beyond_the_parser_bounds_is_a_problem_not_a_hang():
+    obj = cq()
+    gpu_quota(obj)["nominalQuota"] = "1e99999999"  # the CRD pattern admits it
+    p = only(problems(obj))
+    assert p.rule == "webhook.quantity.range" and "at most 64 digits" in p.message
+
+
 def test_priority_class_value_is_int32_and_top_level():
     wpc = {"apiVersion": V2, "kind": "WorkloadPriorityClass", "metadata": {"name": "p"}, "value": 2**31}
     assert only(problems(wpc)).rule == "schema.maximum"
