@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.build import CPU, MEMORY, BuildResult, instance_share
+from compiler.build import CPU, MEMORY, BuildResult, cpu_memory_with, format_amount
 from compiler.evaluator import evaluate, load_manifests
-from compiler.mig.catalogue import load_catalogue, mig_resource_name
+from compiler.mig.catalogue import mig_resource_name
 from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.plan import Placement
-from compiler.quantity import format_quantity, parse_quantity
+from compiler.quantity import parse_quantity
 
 GUARANTEED, BORROWING, NEVER = "guaranteed", "borrowing", "never"
 
@@ -58,44 +58,27 @@ def pod_request(cluster: ResolvedCluster, workload: ResolvedWorkload, pool: Reso
     cpu = memory = Fraction(0)
     if spec.gpus:
         request[GPU_RESOURCE] = Fraction(spec.gpus)
-        cpu = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.cpu)
-        memory = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.memory)
+        cpu, memory = cpu_memory_with(cluster, pool, spec.gpus)
     elif workload.mig is not None:
         request[mig_resource_name(workload.mig)] = Fraction(1)
-        if pool is not None:
-            cpu, memory = instance_share(cluster, pool, workload.mig)
+        cpu, memory = cpu_memory_with(cluster, pool, mig={workload.mig: 1})
     request[CPU] = parse_quantity(spec.cpu) if spec.cpu is not None else cpu
     request[MEMORY] = parse_quantity(spec.memory) if spec.memory is not None else memory
     return {k: v for k, v in request.items() if v > 0}
 
 
-def _amount(value: str | None) -> Fraction | None:
-    return None if value is None else parse_quantity(value)
-
-
 def _lendable_by_team(build: BuildResult) -> dict[str, dict[tuple[str, str], Fraction]]:
     """Per team, per (flavor, resource): what that team lends to its cohort when idle."""
-    result: dict[str, dict[tuple[str, str], Fraction]] = {}
-    for team, flavors in build.quota.items():
-        own = result.setdefault(team, {})
-        for flavor, resources in flavors.items():
-            for resource, quota in resources.items():
-                amount = _amount(quota["lendingLimit"]) if quota["lendingLimit"] is not None else _amount(quota["nominal"])
-                own[(flavor, resource)] = amount or Fraction(0)
-    return result
+    return {team: {(flavor, resource): quota.lendable
+                   for flavor, resources in flavors.items() for resource, quota in resources.items()}
+            for team, flavors in build.quota.items()}
 
 
-def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster,
-                     own: dict[str, dict[tuple[str, str], Fraction]]) -> dict[tuple[str, str], Fraction]:
+def _cohort_lendable(build: BuildResult, own: dict[str, dict[tuple[str, str], Fraction]]) -> dict[tuple[str, str], Fraction]:
     """Per (flavor, resource): what the whole cluster (root shared quota + every team) can lend."""
-    lendable: dict[tuple[str, str], Fraction] = {}
-    for built in build.objects:
-        if built.kind == "Cohort" and built.name == cluster.root_cohort:
-            for group in built.obj["spec"].get("resourceGroups", []):
-                for flavor in group["flavors"]:
-                    for resource in flavor["resources"]:
-                        key = (flavor["name"], resource["name"])
-                        lendable[key] = lendable.get(key, Fraction(0)) + parse_quantity(resource["nominalQuota"])
+    lendable: dict[tuple[str, str], Fraction] = {
+        (flavor, resource): quota.nominal
+        for flavor, resources in build.root_quota.items() for resource, quota in resources.items()}
     for team_lends in own.values():
         for key, amount in team_lends.items():
             lendable[key] = lendable.get(key, Fraction(0)) + amount
@@ -103,13 +86,12 @@ def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster,
 
 
 def _show(resource: str, value: Fraction) -> str:
-    return format_quantity(value, binary=resource == MEMORY)
+    return format_amount(resource, value)
 
 
 def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement: Placement) -> tuple[str | None, list[ResolvedPool]]:
     """A reason Kueue cannot see why the workload can never run, and the pools it may use."""
     spec = workload.spec
-    catalogue = load_catalogue()
     if workload.mig is not None and spec.gang:
         return ("gang workloads cannot run on MIG slices: MIG instances have no NVLink or "
                 "peer-to-peer path between them"), []
@@ -124,7 +106,7 @@ def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement:
         return None, fitting
     if workload.mig is not None:
         pools = [p for p in team.mig_pools
-                 if catalogue.profile(p.spec.gpu, workload.mig) is not None
+                 if p.gpu_model is not None and p.gpu_model.profile_named(workload.mig) is not None
                  and workload.mig in (placement.mig_plans[p.name].instances() if p.name in placement.mig_plans else {})]
         if not pools:
             return f"no MIG pool the team accepts is cut into {workload.mig} instances", []
@@ -167,7 +149,6 @@ class _Universes:
     def __init__(self, cluster: ResolvedCluster, build: BuildResult, contended: bool,
                  total: dict[tuple[str, str], Fraction], own: dict[str, dict[tuple[str, str], Fraction]]):
         self.cluster = cluster
-        self.build = build
         self.contended = contended
         self.objects: list[dict] = []
         self.api = cluster.kueue_api_version
@@ -238,7 +219,7 @@ def _flavor_of(outcome) -> str | None:
 
 def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) -> list[Verdict]:
     own = _lendable_by_team(build)
-    total = _cohort_lendable(build, cluster, own)
+    total = _cohort_lendable(build, own)
     idle = _Universes(cluster, build, False, total, own)
     pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, list[ResolvedPool]]] = []
     for team in cluster.teams:

@@ -73,6 +73,10 @@ class GpuModel:
     def profile(self, name: str) -> MigProfile | None:
         return self.profiles.get(name)
 
+    def profile_named(self, name: str) -> MigProfile | None:
+        """The profile by its name as written, or as spelled canonically (see canonical_profile_name)."""
+        return self.profiles.get(name) or self.profiles.get(canonical_profile_name(name))
+
     def shipped_layouts(self) -> dict[str, dict[str, int]]:
         """The configs nvidia-mig-manager ships for this model: all-balanced and all-<profile>.
 
@@ -114,9 +118,7 @@ class Catalogue:
 
     def profile(self, model: str, profile: str) -> MigProfile | None:
         gpu = self.model(model)
-        if gpu is None:
-            return None
-        return gpu.profiles.get(profile) or gpu.profiles.get(canonical_profile_name(profile))
+        return None if gpu is None else gpu.profile_named(profile)
 
     def models_with_profile(self, profile: str) -> list[str]:
         """Models that have a profile of this name (to explain 'a profile of another model')."""
