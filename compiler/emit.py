@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import yaml
 
@@ -66,10 +66,6 @@ def dump_yaml(obj: Any) -> str:
     # width: never fold long strings (CEL expressions, descriptions), so diffs stay one line.
     return yaml.dump(canonical(obj), Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                      allow_unicode=True, width=1_000_000, indent=2)
-
-
-def dump_documents(objects: Iterable[Any]) -> str:
-    return "---\n".join(dump_yaml(obj) for obj in objects)
 
 
 def header(source: str | None) -> str:

@@ -149,14 +149,13 @@ class _Judging:
     """Verdicts computed in a forked child (results come back pickled through a pipe), or in
     this process when forking is not worth it or not available."""
 
-    def __init__(self, cluster: ResolvedCluster, built: BuildResult, placement: Placement):
+    def __init__(self, cluster: ResolvedCluster, built: BuildResult, placement: Placement, jobs: int | None):
         self._args = (cluster, built, placement)
         self._pid: int | None = None
         self._read: int | None = None
         workloads = sum(len(t.workloads) for t in cluster.teams)
-        # KUEUE_POLICY_JOBS=1 keeps everything in one process (constrained CI runners).
-        single = os.environ.get("KUEUE_POLICY_JOBS", "").strip() == "1"
-        if (single or workloads < PARALLEL_JUDGE_MIN_WORKLOADS or not hasattr(os, "fork")
+        # jobs=1 (`--jobs 1`) keeps everything in one process (constrained CI runners).
+        if (jobs == 1 or workloads < PARALLEL_JUDGE_MIN_WORKLOADS or not hasattr(os, "fork")
                 or (os.cpu_count() or 1) < 2):
             return
         read, write = os.pipe()
@@ -200,11 +199,12 @@ class _Judging:
 
 
 
-def compile_policy(source: PolicySource, *, cluster: str | None = None) -> CompileResult:
+def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: int | None = None) -> CompileResult:
     """Compile a policy completely, in memory. Raises PolicyError with every diagnostic found.
 
     `never` verdicts are not errors here: callers decide (compile refuses them unless
-    --allow-inadmissible; check and diff report them).
+    --allow-inadmissible; check and diff report them). `jobs`: processes a large policy may
+    use (1: one process; None: a second one where it pays, see _Judging).
     """
     sink = DiagnosticSink()
     if not source.files:
@@ -233,7 +233,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         built: BuildResult = build(resolved, placement)
         # The admission engine's verdicts need no verify result: on a large policy they are
         # computed on the second core while this one verifies and renders the object files.
-        judging = _Judging(resolved, built, placement)
+        judging = _Judging(resolved, built, placement, jobs)
         try:
             _verify(built.objects, resolved, sink)
             if sink.errors:
