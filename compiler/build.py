@@ -400,10 +400,10 @@ class ClusterBuilder:
         filters: set[str] = set()
         for pool_name, plan in sorted(self.placement.mig_plans.items()):
             pool = plan.pool
-            assignment = assign_nodes([(l.count, l.profiles) for l in plan.layouts], pool.spec.nodes,
-                                      pool.spec.gpusPerNode, pool.spec.gpu)
-            configs.update(assignment.configs)
             gpu = pool.gpu_model
+            assignment = assign_nodes([(l.count, l.profiles) for l in plan.layouts], pool.spec.nodes,
+                                      pool.spec.gpusPerNode, gpu or pool.spec.gpu)
+            configs.update(assignment.configs)
             if gpu is not None:
                 filters.update(gpu.device_filter)
             result.mig_nodes[pool_name] = [group.to_dict() for group in assignment.groups]

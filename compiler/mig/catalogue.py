@@ -138,6 +138,9 @@ class Catalogue:
             return None
         return min(fitting, key=lambda p: (p.memory_slices, p.compute_slices, p.memory_gib, p.name))
 
+    def describe_unknown_model(self, model: str) -> str:
+        return f"unknown GPU model {model!r}; MIG-capable models: {', '.join(sorted(self.models))}"
+
     def describe_unknown_profile(self, model: str, profile: str) -> str:
         """A message for a profile the model lacks, naming the models that do have it."""
         gpu = self.model(model)
