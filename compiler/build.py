@@ -157,7 +157,10 @@ def cpu_memory_with(cluster: ResolvedCluster, pool: ResolvedPool | None, gpus: i
 
 
 class ClusterBuilder:
-    def __init__(self, cluster: ResolvedCluster, placement: Placement):
+    def __init__(self, cluster: ResolvedCluster, placement: Placement, *, whole_templates: bool = False):
+        """`whole_templates`: render and parse every object in one piece (the reference the
+        faster `_render_with_quota` is tested against)."""
+        self.whole_templates = whole_templates
         self.cluster = cluster
         self.placement = placement
         self.api_version = cluster.kueue_api_version
@@ -165,6 +168,8 @@ class ClusterBuilder:
         self.labels = {**MANAGED_BY, "kueue-policy.io/cluster": cluster.name}
         self.argocd = spec.gitops == "argocd"
         self.covered = self._covered_resources()
+        # A flavor's quota entries, parsed once per distinct text (see _render_with_quota).
+        self._parsed_resources: dict[tuple, list[dict[str, Any]]] = {}
 
     # --- shared helpers ---------------------------------------------------------------------
     def _annotations(self, wave: int) -> dict[str, str]:
@@ -200,6 +205,34 @@ class ClusterBuilder:
                               "borrowing_limit": format_amount(resource, quota.borrowing_limit),
                               "lending_limit": format_amount(resource, quota.lending_limit)})
         return resources
+
+    def _render_with_quota(self, template: str, resource_groups: list[dict[str, Any]], **context: Any) -> dict[str, Any]:
+        """render_object for a kind whose spec.resourceGroups come from _resource_groups.yaml.j2.
+
+        The same object as rendering and parsing it whole, for less work: on a large policy most
+        teams' flavors carry the same few quota entries, and parsing them back is most of the
+        cost of building a ClusterQueue. So the object is rendered with the flavors' resource
+        lists left empty, and each flavor's list is rendered by its own partial
+        (_flavor_resources.yaml.j2, the one _resource_groups includes) and parsed once per
+        distinct content; every object gets its own copy."""
+        if self.whole_templates:
+            return render_object(template, resource_groups=resource_groups, **context)
+        skeleton = [{"covered": group["covered"],
+                     "flavors": [{"name": flavor["name"], "resources": []} for flavor in group["flavors"]]}
+                    for group in resource_groups]
+        obj = render_object(template, resource_groups=skeleton, **context)
+        for group, parsed_group in zip(resource_groups, obj["spec"].get("resourceGroups") or []):
+            for flavor, parsed_flavor in zip(group["flavors"], parsed_group["flavors"]):
+                parsed_flavor["resources"] = [dict(entry) for entry in self._flavor_entries(flavor)]
+        return obj
+
+    def _flavor_entries(self, flavor: dict[str, Any]) -> list[dict[str, Any]]:
+        key = tuple((r["name"], r["nominal"], r["borrowing_limit"], r["lending_limit"]) for r in flavor["resources"])
+        entries = self._parsed_resources.get(key)
+        if entries is None:
+            entries = render_object("kueue/_flavor_resources.yaml.j2", flavor=flavor)
+            self._parsed_resources[key] = entries
+        return entries
 
     @staticmethod
     def _emitted(quotas: FlavorQuotas) -> FlavorQuotas:
@@ -242,10 +275,10 @@ class ClusterBuilder:
     def root_cohort(self, quotas: FlavorQuotas) -> BuiltObject:
         flavors = [{"name": flavor, "resources": self._flavor_resources(per)} for flavor, per in quotas.items()]
         fair = self._fair_weight(1.0)
-        obj = render_object("kueue/cohort.yaml.j2", api_version=self.api_version, name=self.cluster.root_cohort,
-                              labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION), parent=None,
-                              fair_weight=fair,
-                              resource_groups=[{"covered": self.covered, "flavors": flavors}])
+        obj = self._render_with_quota("kueue/cohort.yaml.j2", [{"covered": self.covered, "flavors": flavors}],
+                                      api_version=self.api_version, name=self.cluster.root_cohort,
+                                      labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION), parent=None,
+                                      fair_weight=fair)
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools")), WAVE_FOUNDATION,
                            f"kueue/cohorts/{self.cluster.root_cohort}.yaml")
 
@@ -320,13 +353,14 @@ class ClusterBuilder:
     def cluster_queue(self, team: ResolvedTeam, quotas: FlavorQuotas) -> BuiltObject:
         flavors = [{"name": flavor, "resources": self._flavor_resources(per)} for flavor, per in quotas.items()]
         preemption = team.preemption.model_dump()
-        obj = render_object("kueue/clusterqueue.yaml.j2", api_version=self.api_version, name=team.name,
+        obj = self._render_with_quota("kueue/clusterqueue.yaml.j2",
+                              [{"covered": self.covered, "flavors": flavors}] if flavors else [],
+                              api_version=self.api_version, name=team.name,
                               labels={**self.labels, "kueue-policy.io/team": team.name},
                               annotations=self._annotations(WAVE_QUEUES),
                               cohort_field="cohortName" if self.api_version.endswith("v1beta2") else "cohort",
                               cohort=team.cohort, namespaces=sorted(team.namespaces), queueing=team.queueing,
-                              preemption=preemption, fair_weight=self._fair_weight(team.weight),
-                              resource_groups=[{"covered": self.covered, "flavors": flavors}] if flavors else [])
+                              preemption=preemption, fair_weight=self._fair_weight(team.weight))
         if not flavors:
             obj["spec"]["resourceGroups"] = []
         return BuiltObject(obj, Origin(team.located, ("spec",)), WAVE_QUEUES,
