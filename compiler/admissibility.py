@@ -144,11 +144,20 @@ def workload_object(cluster: ResolvedCluster, workload: ResolvedWorkload, *, nam
 
 
 class _Universes:
-    """Private copies of team queues, each with one declared workload, for one engine run."""
+    """Private copies of team queues, each with one declared workload, for one engine run.
+
+    Universes share nothing but ResourceFlavors and priority classes, so the engine's answer in
+    one depends only on what that one holds: the team's queue (quota, preemption, queueing,
+    weight, cohort or not), in the idle world what the cohort lends it (fixed by the team's own
+    quota), and the workload (replicas, requests, priority). Two declared workloads that agree
+    on all of that ask the same question: they share one universe (on a large policy most teams
+    look alike, and the engine runs are most of the cost of a compile)."""
 
     def __init__(self, cluster: ResolvedCluster, build: BuildResult, contended: bool,
-                 total: dict[tuple[str, str], Fraction], own: dict[str, dict[tuple[str, str], Fraction]]):
+                 total: dict[tuple[str, str], Fraction], own: dict[str, dict[tuple[str, str], Fraction]],
+                 team_keys: dict[str, int]):
         self.cluster = cluster
+        self.team_keys = team_keys
         self.contended = contended
         self.objects: list[dict] = []
         self.api = cluster.kueue_api_version
@@ -165,11 +174,23 @@ class _Universes:
         self.total = total
         self.own = own
         self.count = 0
+        self._asked: dict[tuple, str] = {}
         # A team's idle-world cohort quota is the same for each of its workloads: build it once.
         self._cohort_groups: dict[str, list[dict]] = {}
 
     def add(self, team: ResolvedTeam, workload: ResolvedWorkload, pools: list[ResolvedPool]) -> str:
-        """Add one universe; returns the workload's "ns/name"."""
+        """The universe that answers for this workload (added unless an identical one exists);
+        returns its workload's "ns/name"."""
+        question = (self._team_key(team), workload.spec.replicas, workload.priority, workload.priority_value,
+                    tuple(sorted(pod_request(self.cluster, workload, pools[0] if pools else None).items())))
+        if question not in self._asked:
+            self._asked[question] = self._add(team, workload, pools)
+        return self._asked[question]
+
+    def _team_key(self, team: ResolvedTeam) -> int:
+        return self.team_keys[team.name]
+
+    def _add(self, team: ResolvedTeam, workload: ResolvedWorkload, pools: list[ResolvedPool]) -> str:
         index = self.count
         self.count += 1
         name = f"kueue-policy-check-{index}"
@@ -212,6 +233,18 @@ class _Universes:
         return evaluate(load_manifests(self.objects))
 
 
+def _team_keys(cluster: ResolvedCluster, build: BuildResult) -> dict[str, int]:
+    """Per team, a number standing for what of the team its universes are made of (see
+    _Universes): teams that agree on all of it share the number. Hashed once per team."""
+    contents: dict[tuple, int] = {}
+    keys = {}
+    for team in cluster.teams:
+        quota = tuple((flavor, tuple(per.items())) for flavor, per in build.quota[team.name].items())
+        content = (quota, team.cohort is not None, team.queueing, team.preemption.model_dump_json(), team.weight)
+        keys[team.name] = contents.setdefault(content, len(contents))
+    return keys
+
+
 def _flavor_of(outcome) -> str | None:
     flavors = sorted({f for per in outcome.assignment.values() for f in per.values()})
     return ", ".join(flavors) if flavors else None
@@ -220,7 +253,8 @@ def _flavor_of(outcome) -> str | None:
 def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) -> list[Verdict]:
     own = _lendable_by_team(build)
     total = _cohort_lendable(build, own)
-    idle = _Universes(cluster, build, False, total, own)
+    team_keys = _team_keys(cluster, build)
+    idle = _Universes(cluster, build, False, total, own, team_keys)
     pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, list[ResolvedPool]]] = []
     for team in cluster.teams:
         for workload in team.workloads:
@@ -232,7 +266,7 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
     # without borrowing took the first flavor where it fits at all (whenCanBorrow MayStopSearch):
     # earlier flavors did not fit even with the cohort's help, so with less help they still do
     # not, and its own quota on that flavor is untouched by other teams using theirs.
-    contended = _Universes(cluster, build, True, total, own)
+    contended = _Universes(cluster, build, True, total, own, team_keys)
     contended_keys: dict[int, str] = {}
     for index, (team, workload, reason, key, pools) in enumerate(pending):
         if key is not None:

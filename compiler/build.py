@@ -170,6 +170,7 @@ class ClusterBuilder:
         self.covered = self._covered_resources()
         # A flavor's quota entries, parsed once per distinct text (see _render_with_quota).
         self._parsed_resources: dict[tuple, list[dict[str, Any]]] = {}
+        self._shares: dict[tuple, tuple[Fraction, Fraction]] = {}
 
     # --- shared helpers ---------------------------------------------------------------------
     def _annotations(self, wave: int) -> dict[str, str]:
@@ -191,7 +192,12 @@ class ClusterBuilder:
         return [CPU, MEMORY, GPU_RESOURCE, *mig]
 
     def _cpu_memory(self, pool: ResolvedPool, gpus: int, mig: dict[str, int]) -> tuple[Fraction, Fraction]:
-        return cpu_memory_with(self.cluster, pool, gpus, mig)
+        # Whole GPUs' share is the same on every pool; thousands of queues ask for a few amounts.
+        key = (pool.name if mig else None, gpus, tuple(sorted(mig.items())))
+        share = self._shares.get(key)
+        if share is None:
+            share = self._shares[key] = cpu_memory_with(self.cluster, pool, gpus, mig)
+        return share
 
     def _flavor_resources(self, quotas: dict[str, FlavorQuota]) -> list[dict[str, Any]]:
         """The template's view of one flavor's (emitted) quota: the only place amounts become text."""

@@ -253,19 +253,20 @@ def test_report_json_and_markdown(tmp_path):
     assert "| a | big | **borrowing** |" in markdown
 
 
-def test_verdicts_from_the_second_process_equal_the_single_process_ones(tmp_path):
-    # Large policies compute verdicts in a forked child while the parent verifies and renders.
+def test_files_from_the_second_process_equal_the_single_process_ones(tmp_path):
+    # Large policies render their files in a forked child while the parent verifies and judges.
     import sys
     sys.path.insert(0, str(REPO_ROOT / "bench"))
     from generate_policy import generate
 
-    from compiler.pipeline import PARALLEL_JUDGE_MIN_WORKLOADS
-    teams = PARALLEL_JUDGE_MIN_WORKLOADS // 3 + 5
+    from compiler.pipeline import PARALLEL_MIN_OBJECTS
+    teams = PARALLEL_MIN_OBJECTS // 3 + 5
     policy = generate(tmp_path / "policy", teams, 8, 20)
     forked = tmp_path / "forked"
     single = tmp_path / "single"
     assert run_cli("compile", str(policy), "--out", str(forked)).returncode == 0
     assert run_cli("compile", str(policy), "--out", str(single), env={"KUEUE_POLICY_JOBS": "1"}).returncode == 0
     assert snapshot(forked) == snapshot(single)
+    assert len([p for p in (forked / "big").rglob("*.yaml")]) >= PARALLEL_MIN_OBJECTS
     report = json.loads((forked / "big" / "report.json").read_text())
-    assert len(report["workloads"]) >= PARALLEL_JUDGE_MIN_WORKLOADS
+    assert len(report["workloads"]) == 3 * teams
