@@ -31,7 +31,7 @@ from fractions import Fraction
 from compiler.build import CPU, MEMORY, BuildResult, cpu_memory_with, format_amount
 from compiler.evaluator import evaluate, load_manifests
 from compiler.mig.catalogue import mig_resource_name
-from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.plan import Placement
 from compiler.quantity import parse_quantity
 

@@ -19,7 +19,7 @@ from compiler.dra.classes import build_dra_objects, default_kueue_configuration,
 from compiler.errors import SourcePosition
 from compiler.mig.catalogue import mig_resource_name
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
-from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.plan import Placement
 from compiler.quantity import format_quantity, parse_quantity
 from compiler.templating import render_object

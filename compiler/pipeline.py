@@ -21,10 +21,10 @@ from compiler import admissibility, codes
 from compiler.admissibility import NEVER, Verdict
 from compiler.build import BuildResult, BuiltObject, build
 from compiler.emit import json_file, yaml_file
-from compiler.gitops import GitopsCluster, codeowners, gitops_files
+from compiler.gitops_wiring import GitopsCluster, codeowners, gitops_files
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
 from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
-from compiler.model import ResolvedCluster
+from compiler.resolved_model import ResolvedCluster
 from compiler.plan import Placement, plan
 from compiler.report import build_report, render_markdown
 from compiler.resolve import resolve

@@ -23,7 +23,7 @@ from compiler import codes
 from compiler.errors import DiagnosticSink
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import LayoutCount, PlanResult, plan_mig
-from compiler.model import ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 
 from compiler.admissibility import Verdict
 from compiler.build import BuildResult
-from compiler.model import GPU_RESOURCE, ResolvedCluster
+from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster
 from compiler.plan import Placement
 from compiler.templating import render_text
 

@@ -13,7 +13,7 @@ from compiler import codes
 from compiler.dra.classes import check_dra_version
 from compiler.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
-from compiler.model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.policy import Preemption
 from compiler.quantity import parse_quantity
 from compiler.validate import Located, ValidatedPolicy

@@ -37,7 +37,7 @@ from compiler.errors import Diagnostic, DiagnosticSink, InputError, PolicyError,
 from compiler.evaluator import evaluate, load_manifests
 from compiler.load import PolicySourceFile, load_file
 from compiler.mig.catalogue import load_catalogue
-from compiler.model import ResolvedCluster, ResolvedWorkload
+from compiler.resolved_model import ResolvedCluster, ResolvedWorkload
 from compiler.pipeline import PolicySource, compile_policy
 from compiler.quantity import format_quantity, parse_quantity
 from compiler.policy import DeclaredWorkload, DnsLabel
