@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from compiler.build import ClusterBuilder, FlavorQuota, cpu_memory_with, format_amount
 from compiler.cli import main
 from compiler.pipeline import PolicySource, compile_policy
-from compiler_testkit import CLUSTER, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import REPO_ROOT
 
 MIG_CLUSTER = CLUSTER.replace(

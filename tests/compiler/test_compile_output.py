@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from compiler.pipeline import PolicySource, compile_policy
-from compiler_testkit import CLUSTER, TEAM_A, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import REPO_ROOT, run_cli
 
 yaml = YAML(typ="safe", pure=True)
@@ -93,7 +93,7 @@ def test_example_kustomization_builds(tmp_path):
 ])
 def test_kueue_version_selects_the_api_version_and_both_are_valid_against_the_crds(
         tmp_path, kueue_crd_dir, kueue_version, api_version, cohort_field):
-    from verify_crd_oracle import CrdOracle
+    from kp_testing.verify_crd_oracle import CrdOracle
     cluster = CLUSTER.replace('kueueVersion: "0.19"', f'kueueVersion: "{kueue_version}"')
     out = compiled(tmp_path, {"cluster.yaml": cluster, "a.yaml": team("a", "namespaces: [a]\ngpus: {guaranteed: 8, burst: 4, lend: 2}"),
                               "b.yaml": team("b", "namespaces: [b, b2]\ngpus: {guaranteed: 4}\nweight: 2")})
