@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from compiler import codes
 from compiler.errors import DiagnosticSink

@@ -22,7 +22,7 @@ import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from compiler import codes
-from compiler.errors import Diagnostic, EnvironmentFailure, PolicyError, SourcePosition
+from compiler.errors import Diagnostic, EnvironmentFailure, PolicyError
 
 BOT_NAME = "kueue-policy[bot]"
 BOT_EMAIL = "kueue-policy-bot@users.noreply.github.com"
