@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.build import CPU, MEMORY, BuildResult, instance_share
+from compiler.build import CPU, MEMORY, BuildResult, cpu_memory_with, format_amount
 from compiler.evaluator import evaluate, load_manifests
-from compiler.mig.catalogue import load_catalogue, mig_resource_name
-from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.mig.catalogue import mig_resource_name
+from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.plan import Placement
-from compiler.quantity import format_quantity, parse_quantity
+from compiler.quantity import parse_quantity
 
 GUARANTEED, BORROWING, NEVER = "guaranteed", "borrowing", "never"
 
@@ -58,44 +58,27 @@ def pod_request(cluster: ResolvedCluster, workload: ResolvedWorkload, pool: Reso
     cpu = memory = Fraction(0)
     if spec.gpus:
         request[GPU_RESOURCE] = Fraction(spec.gpus)
-        cpu = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.cpu)
-        memory = spec.gpus * parse_quantity(cluster.spec.resourcesPerGpu.memory)
+        cpu, memory = cpu_memory_with(cluster, pool, spec.gpus)
     elif workload.mig is not None:
         request[mig_resource_name(workload.mig)] = Fraction(1)
-        if pool is not None:
-            cpu, memory = instance_share(cluster, pool, workload.mig)
+        cpu, memory = cpu_memory_with(cluster, pool, mig={workload.mig: 1})
     request[CPU] = parse_quantity(spec.cpu) if spec.cpu is not None else cpu
     request[MEMORY] = parse_quantity(spec.memory) if spec.memory is not None else memory
     return {k: v for k, v in request.items() if v > 0}
 
 
-def _amount(value: str | None) -> Fraction | None:
-    return None if value is None else parse_quantity(value)
-
-
 def _lendable_by_team(build: BuildResult) -> dict[str, dict[tuple[str, str], Fraction]]:
     """Per team, per (flavor, resource): what that team lends to its cohort when idle."""
-    result: dict[str, dict[tuple[str, str], Fraction]] = {}
-    for team, flavors in build.quota.items():
-        own = result.setdefault(team, {})
-        for flavor, resources in flavors.items():
-            for resource, quota in resources.items():
-                amount = _amount(quota["lendingLimit"]) if quota["lendingLimit"] is not None else _amount(quota["nominal"])
-                own[(flavor, resource)] = amount or Fraction(0)
-    return result
+    return {team: {(flavor, resource): quota.lendable
+                   for flavor, resources in flavors.items() for resource, quota in resources.items()}
+            for team, flavors in build.quota.items()}
 
 
-def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster,
-                     own: dict[str, dict[tuple[str, str], Fraction]]) -> dict[tuple[str, str], Fraction]:
+def _cohort_lendable(build: BuildResult, own: dict[str, dict[tuple[str, str], Fraction]]) -> dict[tuple[str, str], Fraction]:
     """Per (flavor, resource): what the whole cluster (root shared quota + every team) can lend."""
-    lendable: dict[tuple[str, str], Fraction] = {}
-    for built in build.objects:
-        if built.kind == "Cohort" and built.name == cluster.root_cohort:
-            for group in built.obj["spec"].get("resourceGroups", []):
-                for flavor in group["flavors"]:
-                    for resource in flavor["resources"]:
-                        key = (flavor["name"], resource["name"])
-                        lendable[key] = lendable.get(key, Fraction(0)) + parse_quantity(resource["nominalQuota"])
+    lendable: dict[tuple[str, str], Fraction] = {
+        (flavor, resource): quota.nominal
+        for flavor, resources in build.root_quota.items() for resource, quota in resources.items()}
     for team_lends in own.values():
         for key, amount in team_lends.items():
             lendable[key] = lendable.get(key, Fraction(0)) + amount
@@ -103,13 +86,12 @@ def _cohort_lendable(build: BuildResult, cluster: ResolvedCluster,
 
 
 def _show(resource: str, value: Fraction) -> str:
-    return format_quantity(value, binary=resource == MEMORY)
+    return format_amount(resource, value)
 
 
 def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement: Placement) -> tuple[str | None, list[ResolvedPool]]:
     """A reason Kueue cannot see why the workload can never run, and the pools it may use."""
     spec = workload.spec
-    catalogue = load_catalogue()
     if workload.mig is not None and spec.gang:
         return ("gang workloads cannot run on MIG slices: MIG instances have no NVLink or "
                 "peer-to-peer path between them"), []
@@ -124,7 +106,7 @@ def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement:
         return None, fitting
     if workload.mig is not None:
         pools = [p for p in team.mig_pools
-                 if catalogue.profile(p.spec.gpu, workload.mig) is not None
+                 if p.gpu_model is not None and p.gpu_model.profile_named(workload.mig) is not None
                  and workload.mig in (placement.mig_plans[p.name].instances() if p.name in placement.mig_plans else {})]
         if not pools:
             return f"no MIG pool the team accepts is cut into {workload.mig} instances", []
@@ -162,12 +144,20 @@ def workload_object(cluster: ResolvedCluster, workload: ResolvedWorkload, *, nam
 
 
 class _Universes:
-    """Private copies of team queues, each with one declared workload, for one engine run."""
+    """Private copies of team queues, each with one declared workload, for one engine run.
+
+    Universes share nothing but ResourceFlavors and priority classes, so the engine's answer in
+    one depends only on what that one holds: the team's queue (quota, preemption, queueing,
+    weight, cohort or not), in the idle world what the cohort lends it (fixed by the team's own
+    quota), and the workload (replicas, requests, priority). Two declared workloads that agree
+    on all of that ask the same question: they share one universe (on a large policy most teams
+    look alike, and the engine runs are most of the cost of a compile)."""
 
     def __init__(self, cluster: ResolvedCluster, build: BuildResult, contended: bool,
-                 total: dict[tuple[str, str], Fraction], own: dict[str, dict[tuple[str, str], Fraction]]):
+                 total: dict[tuple[str, str], Fraction], own: dict[str, dict[tuple[str, str], Fraction]],
+                 team_keys: dict[str, int]):
         self.cluster = cluster
-        self.build = build
+        self.team_keys = team_keys
         self.contended = contended
         self.objects: list[dict] = []
         self.api = cluster.kueue_api_version
@@ -184,11 +174,23 @@ class _Universes:
         self.total = total
         self.own = own
         self.count = 0
+        self._asked: dict[tuple, str] = {}
         # A team's idle-world cohort quota is the same for each of its workloads: build it once.
         self._cohort_groups: dict[str, list[dict]] = {}
 
     def add(self, team: ResolvedTeam, workload: ResolvedWorkload, pools: list[ResolvedPool]) -> str:
-        """Add one universe; returns the workload's "ns/name"."""
+        """The universe that answers for this workload (added unless an identical one exists);
+        returns its workload's "ns/name"."""
+        question = (self._team_key(team), workload.spec.replicas, workload.priority, workload.priority_value,
+                    tuple(sorted(pod_request(self.cluster, workload, pools[0] if pools else None).items())))
+        if question not in self._asked:
+            self._asked[question] = self._add(team, workload, pools)
+        return self._asked[question]
+
+    def _team_key(self, team: ResolvedTeam) -> int:
+        return self.team_keys[team.name]
+
+    def _add(self, team: ResolvedTeam, workload: ResolvedWorkload, pools: list[ResolvedPool]) -> str:
         index = self.count
         self.count += 1
         name = f"kueue-policy-check-{index}"
@@ -231,6 +233,18 @@ class _Universes:
         return evaluate(load_manifests(self.objects))
 
 
+def _team_keys(cluster: ResolvedCluster, build: BuildResult) -> dict[str, int]:
+    """Per team, a number standing for what of the team its universes are made of (see
+    _Universes): teams that agree on all of it share the number. Hashed once per team."""
+    contents: dict[tuple, int] = {}
+    keys = {}
+    for team in cluster.teams:
+        quota = tuple((flavor, tuple(per.items())) for flavor, per in build.quota[team.name].items())
+        content = (quota, team.cohort is not None, team.queueing, team.preemption.model_dump_json(), team.weight)
+        keys[team.name] = contents.setdefault(content, len(contents))
+    return keys
+
+
 def _flavor_of(outcome) -> str | None:
     flavors = sorted({f for per in outcome.assignment.values() for f in per.values()})
     return ", ".join(flavors) if flavors else None
@@ -238,8 +252,9 @@ def _flavor_of(outcome) -> str | None:
 
 def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) -> list[Verdict]:
     own = _lendable_by_team(build)
-    total = _cohort_lendable(build, cluster, own)
-    idle = _Universes(cluster, build, False, total, own)
+    total = _cohort_lendable(build, own)
+    team_keys = _team_keys(cluster, build)
+    idle = _Universes(cluster, build, False, total, own, team_keys)
     pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, list[ResolvedPool]]] = []
     for team in cluster.teams:
         for workload in team.workloads:
@@ -251,7 +266,7 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
     # without borrowing took the first flavor where it fits at all (whenCanBorrow MayStopSearch):
     # earlier flavors did not fit even with the cohort's help, so with less help they still do
     # not, and its own quota on that flavor is untouched by other teams using theirs.
-    contended = _Universes(cluster, build, True, total, own)
+    contended = _Universes(cluster, build, True, total, own, team_keys)
     contended_keys: dict[int, str] = {}
     for index, (team, workload, reason, key, pools) in enumerate(pending):
         if key is not None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Mapping
 
 from compiler.dra.classes import build_dra_objects, default_kueue_configuration, kueue_config_patch
 from compiler.errors import SourcePosition
-from compiler.mig.catalogue import load_catalogue, mig_resource_name
+from compiler.mig.catalogue import mig_resource_name
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
-from compiler.model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.plan import Placement
 from compiler.quantity import format_quantity, parse_quantity, round_cpu, round_memory
 from compiler.templating import render_object
@@ -70,11 +70,37 @@ class BuiltObject:
         return self.obj["metadata"]["name"]
 
 
+@dataclass(frozen=True)
+class FlavorQuota:
+    """One resource's quota in one flavor, as exact numbers (formatted only in the templates)."""
+
+    nominal: Fraction
+    borrowing_limit: Fraction | None = None
+    lending_limit: Fraction | None = None
+
+    @property
+    def lendable(self) -> Fraction:
+        """What the owner lends its cohort when idle: the lending limit, else all of it."""
+        return self.nominal if self.lending_limit is None else self.lending_limit
+
+    def as_emitted(self, resource: str) -> "FlavorQuota":
+        """The same quota rounded as the emitted object states it (see `emitted_amount`)."""
+        return FlavorQuota(emitted_amount(resource, self.nominal),
+                           None if self.borrowing_limit is None else emitted_amount(resource, self.borrowing_limit),
+                           None if self.lending_limit is None else emitted_amount(resource, self.lending_limit))
+
+
+# flavor -> resource -> quota: a ClusterQueue's (or the root cohort's) resource groups, typed.
+FlavorQuotas = dict[str, dict[str, FlavorQuota]]
+
+
 @dataclass
 class BuildResult:
     objects: list[BuiltObject] = field(default_factory=list)
-    # team -> flavor -> resource -> {nominal, borrowingLimit, lendingLimit} (formatted quantities)
-    quota: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # team -> its ClusterQueue's quota, exactly as emitted (rounded the way the object states it).
+    quota: dict[str, FlavorQuotas] = field(default_factory=dict)
+    # The root cohort's shared quota (what no team is guaranteed), exactly as emitted.
+    root_quota: FlavorQuotas = field(default_factory=dict)
     # pool -> MIG node groups (which nodes get which nvidia.com/mig.config)
     mig_nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The Kueue Configuration fragment this policy needs (deviceClassMappings, fairSharing).
@@ -83,48 +109,56 @@ class BuildResult:
     resource_classes: dict[str, list[str]] = field(default_factory=dict)
 
 
+def _fraction(value: int | None) -> Fraction | None:
+    return None if value is None else Fraction(value)
 
 
-@dataclass
-class FlavorQuota:
-    """One resource's quota in one flavor, before formatting."""
-    nominal: Fraction
-    borrowing_limit: Fraction | None = None
-    lending_limit: Fraction | None = None
+def emitted_amount(resource: str, value: Fraction) -> Fraction:
+    """The exact amount an emitted quota states for `value`: memory rounded up to whole MiB,
+    everything else up to the milli-unit (never below what a workload needs)."""
+    return round_memory(value) if resource == MEMORY else round_cpu(value)
 
 
-def instance_share(cluster: ResolvedCluster, pool: ResolvedPool, profile: str) -> tuple[Fraction, Fraction]:
-    """The cpu and memory that come with one MIG instance: its compute slices' share of a GPU's
-    resourcesPerGpu, rounded up (POLICY.md: compute slices / 7)."""
-    gpu = load_catalogue().model(pool.spec.gpu)
-    mig_profile = gpu.profile(profile) if gpu else None
-    if mig_profile is None:
-        return Fraction(0), Fraction(0)
-    share = Fraction(mig_profile.compute_slices, gpu.compute_slices)
-    return (round_cpu(share * parse_quantity(cluster.spec.resourcesPerGpu.cpu)),
-            round_memory(share * parse_quantity(cluster.spec.resourcesPerGpu.memory)))
+def format_amount(resource: str, value: Fraction | None) -> str | None:
+    """The text of an (already emitted) amount: memory in Ki/Mi/Gi units where exact."""
+    return None if value is None else format_quantity(value, binary=resource == MEMORY)
 
 
-def _fmt(resource: str, value: Fraction | None) -> str | None:
-    if value is None:
-        return None
-    if resource == MEMORY:
-        return format_quantity(round_memory(value), binary=True)
-    return format_quantity(value)
+def cpu_memory_with(cluster: ResolvedCluster, pool: ResolvedPool | None, gpus: int = 0,
+                    mig: Mapping[str, int] | None = None) -> tuple[Fraction, Fraction]:
+    """The cpu and memory that come with `gpus` whole GPUs and `mig` MIG instances (profile ->
+    count) on `pool`: the cluster's resourcesPerGpu per GPU; per instance its compute slices'
+    share of that (POLICY.md: compute slices / 7), rounded up once per instance, exactly as a pod
+    asking for one instance gets it by default, so N such pods fit N instances' quota."""
+    per_gpu = cluster.spec.resourcesPerGpu
+    cpu_per_gpu, memory_per_gpu = parse_quantity(per_gpu.cpu), parse_quantity(per_gpu.memory)
+    cpu, memory = gpus * cpu_per_gpu, gpus * memory_per_gpu
+    gpu_model = pool.gpu_model if pool is not None and mig else None
+    for profile, count in (mig or {}).items():
+        mig_profile = gpu_model.profile(profile) if gpu_model else None
+        if mig_profile is None:
+            continue
+        share = Fraction(mig_profile.compute_slices, gpu_model.compute_slices)
+        cpu += round_cpu(share * cpu_per_gpu) * count
+        memory += round_memory(share * memory_per_gpu) * count
+    return cpu, memory
 
 
 class ClusterBuilder:
-    def __init__(self, cluster: ResolvedCluster, placement: Placement):
+    def __init__(self, cluster: ResolvedCluster, placement: Placement, *, whole_templates: bool = False):
+        """`whole_templates`: render and parse every object in one piece (the reference the
+        faster `_render_with_quota` is tested against)."""
+        self.whole_templates = whole_templates
         self.cluster = cluster
         self.placement = placement
         self.api_version = cluster.kueue_api_version
-        self.catalogue = load_catalogue()
         spec = cluster.spec
-        self.cpu_per_gpu = parse_quantity(spec.resourcesPerGpu.cpu)
-        self.memory_per_gpu = parse_quantity(spec.resourcesPerGpu.memory)
         self.labels = {**MANAGED_BY, "kueue-policy.io/cluster": cluster.name}
         self.argocd = spec.gitops == "argocd"
         self.covered = self._covered_resources()
+        # A flavor's quota entries, parsed once per distinct text (see _render_with_quota).
+        self._parsed_resources: dict[tuple, list[dict[str, Any]]] = {}
+        self._shares: dict[tuple, tuple[Fraction, Fraction]] = {}
 
     # --- shared helpers ---------------------------------------------------------------------
     def _annotations(self, wave: int) -> dict[str, str]:
@@ -146,24 +180,58 @@ class ClusterBuilder:
         return [CPU, MEMORY, GPU_RESOURCE, *mig]
 
     def _cpu_memory(self, pool: ResolvedPool, gpus: int, mig: dict[str, int]) -> tuple[Fraction, Fraction]:
-        """cpu and memory that come with whole GPUs and MIG instances on this pool.
-
-        An instance's share is rounded up once, per instance, exactly as a pod asking for one
-        instance gets it by default: N such pods then fit N instances' quota to the milli-CPU."""
-        cpu = Fraction(gpus) * self.cpu_per_gpu
-        memory = Fraction(gpus) * self.memory_per_gpu
-        for profile, count in mig.items():
-            instance_cpu, instance_memory = instance_share(self.cluster, pool, profile)
-            cpu += instance_cpu * count
-            memory += instance_memory * count
-        return cpu, memory
+        # Whole GPUs' share is the same on every pool; thousands of queues ask for a few amounts.
+        key = (pool.name if mig else None, gpus, tuple(sorted(mig.items())))
+        share = self._shares.get(key)
+        if share is None:
+            share = self._shares[key] = cpu_memory_with(self.cluster, pool, gpus, mig)
+        return share
 
     def _flavor_resources(self, quotas: dict[str, FlavorQuota]) -> list[dict[str, Any]]:
-        return [{"name": resource,
-                 "nominal": _fmt(resource, quotas[resource].nominal) if resource in quotas else "0",
-                 "borrowing_limit": _fmt(resource, quotas[resource].borrowing_limit) if resource in quotas else None,
-                 "lending_limit": _fmt(resource, quotas[resource].lending_limit) if resource in quotas else None}
-                for resource in self.covered]
+        """The template's view of one flavor's (emitted) quota: the only place amounts become text."""
+        resources = []
+        for resource in self.covered:
+            quota = quotas.get(resource)
+            if quota is None:
+                resources.append({"name": resource, "nominal": "0", "borrowing_limit": None, "lending_limit": None})
+                continue
+            resources.append({"name": resource, "nominal": format_amount(resource, quota.nominal),
+                              "borrowing_limit": format_amount(resource, quota.borrowing_limit),
+                              "lending_limit": format_amount(resource, quota.lending_limit)})
+        return resources
+
+    def _render_with_quota(self, template: str, resource_groups: list[dict[str, Any]], **context: Any) -> dict[str, Any]:
+        """render_object for a kind whose spec.resourceGroups come from _resource_groups.yaml.j2.
+
+        The same object as rendering and parsing it whole, for less work: on a large policy most
+        teams' flavors carry the same few quota entries, and parsing them back is most of the
+        cost of building a ClusterQueue. So the object is rendered with the flavors' resource
+        lists left empty, and each flavor's list is rendered by its own partial
+        (_flavor_resources.yaml.j2, the one _resource_groups includes) and parsed once per
+        distinct content; every object gets its own copy."""
+        if self.whole_templates:
+            return render_object(template, resource_groups=resource_groups, **context)
+        skeleton = [{"covered": group["covered"],
+                     "flavors": [{"name": flavor["name"], "resources": []} for flavor in group["flavors"]]}
+                    for group in resource_groups]
+        obj = render_object(template, resource_groups=skeleton, **context)
+        for group, parsed_group in zip(resource_groups, obj["spec"].get("resourceGroups") or []):
+            for flavor, parsed_flavor in zip(group["flavors"], parsed_group["flavors"]):
+                parsed_flavor["resources"] = [dict(entry) for entry in self._flavor_entries(flavor)]
+        return obj
+
+    def _flavor_entries(self, flavor: dict[str, Any]) -> list[dict[str, Any]]:
+        key = tuple((r["name"], r["nominal"], r["borrowing_limit"], r["lending_limit"]) for r in flavor["resources"])
+        entries = self._parsed_resources.get(key)
+        if entries is None:
+            entries = render_object("kueue/_flavor_resources.yaml.j2", flavor=flavor)
+            self._parsed_resources[key] = entries
+        return entries
+
+    @staticmethod
+    def _emitted(quotas: FlavorQuotas) -> FlavorQuotas:
+        return {flavor: {resource: quota.as_emitted(resource) for resource, quota in per.items()}
+                for flavor, per in quotas.items()}
 
     # --- objects ----------------------------------------------------------------------------
     def resource_flavor(self, pool: ResolvedPool) -> BuiltObject:
@@ -176,9 +244,9 @@ class ClusterBuilder:
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index)), WAVE_FOUNDATION,
                            f"kueue/resourceflavors/{pool.flavor}.yaml")
 
-    def root_cohort(self) -> BuiltObject:
-        """The cluster's root cohort: it owns every GPU (and its cpu/memory) no team is guaranteed."""
-        flavors = []
+    def root_quotas(self) -> FlavorQuotas:
+        """The cluster's root cohort's quota: every GPU (and its cpu/memory) no team is guaranteed."""
+        result: FlavorQuotas = {}
         for pool in self.cluster.pools:
             quotas: dict[str, FlavorQuota] = {}
             if pool.is_mig:
@@ -195,12 +263,16 @@ class ClusterBuilder:
                 cpu, memory = self._cpu_memory(pool, free_gpus, {})
             quotas[CPU] = FlavorQuota(cpu)
             quotas[MEMORY] = FlavorQuota(memory)
-            flavors.append({"name": pool.flavor, "resources": self._flavor_resources(quotas)})
+            result[pool.flavor] = quotas
+        return self._emitted(result)
+
+    def root_cohort(self, quotas: FlavorQuotas) -> BuiltObject:
+        flavors = [{"name": flavor, "resources": self._flavor_resources(per)} for flavor, per in quotas.items()]
         fair = self._fair_weight(1.0)
-        obj = render_object("kueue/cohort.yaml.j2", api_version=self.api_version, name=self.cluster.root_cohort,
-                              labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION), parent=None,
-                              fair_weight=fair,
-                              resource_groups=[{"covered": self.covered, "flavors": flavors}])
+        obj = self._render_with_quota("kueue/cohort.yaml.j2", [{"covered": self.covered, "flavors": flavors}],
+                                      api_version=self.api_version, name=self.cluster.root_cohort,
+                                      labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION), parent=None,
+                                      fair_weight=fair)
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools")), WAVE_FOUNDATION,
                            f"kueue/cohorts/{self.cluster.root_cohort}.yaml")
 
@@ -226,60 +298,63 @@ class ClusterBuilder:
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "priorities", index)), WAVE_FOUNDATION,
                            f"kueue/workloadpriorityclasses/{priority.name}.yaml")
 
-    def team_quotas(self, team: ResolvedTeam) -> dict[str, dict[str, FlavorQuota]]:
-        """flavor -> resource -> quota, for every flavor of the team's ClusterQueue."""
+    def team_quotas(self, team: ResolvedTeam) -> FlavorQuotas:
+        """flavor -> resource -> quota, for every flavor of the team's ClusterQueue (as emitted)."""
         gpus = team.spec.gpus
         placed = self.placement.gpus.get(team.name, {})
         mig_placed = self.placement.mig.get(team.name, {})
         in_cohort = team.cohort is not None
+        burst = gpus.burst if in_cohort else None
         # lend: the part of the guarantee NOT lent stays private; keep it on the preferred flavors.
         private_left = (gpus.guaranteed - gpus.lend) if (in_cohort and gpus.lend is not None) else None
-        result: dict[str, dict[str, FlavorQuota]] = {}
+        result: FlavorQuotas = {}
         for pool in team.flavor_pools:
-            quotas: dict[str, FlavorQuota] = {}
-            nominal_gpus = placed.get(pool.name, 0)
-            mig = mig_placed.get(pool.name, {})
-            burst = gpus.burst if in_cohort else None
-            if not pool.is_mig:
+            if pool.is_mig:
+                quotas, lend_gpus = self._mig_quotas(pool, mig_placed.get(pool.name, {}), burst), None
+            else:
+                nominal_gpus = placed.get(pool.name, 0)
                 lend_gpus = None
                 if private_left is not None:
                     private = min(private_left, nominal_gpus)
                     private_left -= private
                     lend_gpus = nominal_gpus - private
-                quotas[GPU_RESOURCE] = FlavorQuota(Fraction(nominal_gpus),
-                                                   None if burst is None else Fraction(burst),
-                                                   None if lend_gpus is None else Fraction(lend_gpus))
+                quotas = {GPU_RESOURCE: FlavorQuota(Fraction(nominal_gpus), _fraction(burst), _fraction(lend_gpus))}
                 cpu, memory = self._cpu_memory(pool, nominal_gpus, {})
-                lend_equivalents = None if lend_gpus is None else Fraction(lend_gpus)
-            else:
-                gpu_model = self.catalogue.model(pool.spec.gpu)
-                for profile in self._mig_profiles_of(pool) or sorted(mig):
-                    mig_profile = gpu_model.profile(profile) if gpu_model else None
-                    per_gpu = mig_profile.max_count if mig_profile else 1
-                    quotas[mig_resource_name(profile)] = FlavorQuota(
-                        Fraction(mig.get(profile, 0)), None if burst is None else Fraction(burst * per_gpu))
-                cpu, memory = self._cpu_memory(pool, 0, mig)
-                lend_equivalents = None
-            burst_equivalents = None if burst is None else Fraction(burst)
-            quotas[CPU] = FlavorQuota(cpu,
-                                      None if burst_equivalents is None else burst_equivalents * self.cpu_per_gpu,
-                                      None if lend_equivalents is None else lend_equivalents * self.cpu_per_gpu)
-            quotas[MEMORY] = FlavorQuota(memory,
-                                         None if burst_equivalents is None else burst_equivalents * self.memory_per_gpu,
-                                         None if lend_equivalents is None else lend_equivalents * self.memory_per_gpu)
+                quotas.update(self._cpu_memory_quotas(pool, cpu, memory, burst, lend_gpus))
             result[pool.flavor] = quotas
-        return result
+        return self._emitted(result)
 
-    def cluster_queue(self, team: ResolvedTeam, quotas: dict[str, dict[str, FlavorQuota]]) -> BuiltObject:
+    def _mig_quotas(self, pool: ResolvedPool, mig: dict[str, int], burst: int | None) -> dict[str, FlavorQuota]:
+        """A MIG flavor: every profile the pool is cut into; bursting `burst` GPUs' worth of each."""
+        quotas: dict[str, FlavorQuota] = {}
+        gpu_model = pool.gpu_model
+        for profile in self._mig_profiles_of(pool) or sorted(mig):
+            mig_profile = gpu_model.profile(profile) if gpu_model else None
+            per_gpu = mig_profile.max_count if mig_profile else 1
+            quotas[mig_resource_name(profile)] = FlavorQuota(
+                Fraction(mig.get(profile, 0)), None if burst is None else Fraction(burst * per_gpu))
+        cpu, memory = self._cpu_memory(pool, 0, mig)
+        quotas.update(self._cpu_memory_quotas(pool, cpu, memory, burst, None))
+        return quotas
+
+    def _cpu_memory_quotas(self, pool: ResolvedPool, cpu: Fraction, memory: Fraction, burst: int | None,
+                           lend_gpus: int | None) -> dict[str, FlavorQuota]:
+        """cpu and memory quota beside the GPUs: burst and lend as many whole GPUs' worth."""
+        burst_cpu, burst_memory = self._cpu_memory(pool, burst, {}) if burst is not None else (None, None)
+        lend_cpu, lend_memory = self._cpu_memory(pool, lend_gpus, {}) if lend_gpus is not None else (None, None)
+        return {CPU: FlavorQuota(cpu, burst_cpu, lend_cpu), MEMORY: FlavorQuota(memory, burst_memory, lend_memory)}
+
+    def cluster_queue(self, team: ResolvedTeam, quotas: FlavorQuotas) -> BuiltObject:
         flavors = [{"name": flavor, "resources": self._flavor_resources(per)} for flavor, per in quotas.items()]
         preemption = team.preemption.model_dump()
-        obj = render_object("kueue/clusterqueue.yaml.j2", api_version=self.api_version, name=team.name,
+        obj = self._render_with_quota("kueue/clusterqueue.yaml.j2",
+                              [{"covered": self.covered, "flavors": flavors}] if flavors else [],
+                              api_version=self.api_version, name=team.name,
                               labels={**self.labels, "kueue-policy.io/team": team.name},
                               annotations=self._annotations(WAVE_QUEUES),
                               cohort_field="cohortName" if self.api_version.endswith("v1beta2") else "cohort",
                               cohort=team.cohort, namespaces=sorted(team.namespaces), queueing=team.queueing,
-                              preemption=preemption, fair_weight=self._fair_weight(team.weight),
-                              resource_groups=[{"covered": self.covered, "flavors": flavors}] if flavors else [])
+                              preemption=preemption, fair_weight=self._fair_weight(team.weight))
         if not flavors:
             obj["spec"]["resourceGroups"] = []
         return BuiltObject(obj, Origin(team.located, ("spec",)), WAVE_QUEUES,
@@ -305,7 +380,7 @@ class ClusterBuilder:
         profiles = set(team.mig) | {w.mig for w in team.workloads if w.mig}
         for pool in team.mig_pools:
             for profile in profiles:
-                if self.catalogue.profile(pool.spec.gpu, profile) is not None:
+                if pool.gpu_model is not None and pool.gpu_model.profile_named(profile) is not None:
                     devices.add((pool.spec.gpu, profile))
         return sorted(devices, key=lambda d: (d[0], d[1] or ""))
 
@@ -353,10 +428,10 @@ class ClusterBuilder:
         filters: set[str] = set()
         for pool_name, plan in sorted(self.placement.mig_plans.items()):
             pool = plan.pool
+            gpu = pool.gpu_model
             assignment = assign_nodes([(l.count, l.profiles) for l in plan.layouts], pool.spec.nodes,
-                                      pool.spec.gpusPerNode, pool.spec.gpu)
+                                      pool.spec.gpusPerNode, gpu or pool.spec.gpu)
             configs.update(assignment.configs)
-            gpu = self.catalogue.model(pool.spec.gpu)
             if gpu is not None:
                 filters.update(gpu.device_filter)
             result.mig_nodes[pool_name] = [group.to_dict() for group in assignment.groups]
@@ -377,18 +452,13 @@ class ClusterBuilder:
         objects = result.objects
         objects.extend(self.resource_flavor(pool) for pool in self.cluster.pools)
         if self.cluster.root_cohort:
-            objects.append(self.root_cohort())
+            result.root_quota = self.root_quotas()
+            objects.append(self.root_cohort(result.root_quota))
         objects.extend(self.cohort(c) for c in self.cluster.cohorts)
         objects.extend(self.priority_class(i) for i in range(len(self.cluster.priorities)))
         for team in self.cluster.teams:
-            quotas = self.team_quotas(team)
-            objects.append(self.cluster_queue(team, quotas))
-            result.quota[team.name] = {
-                flavor: {resource: {"nominal": _fmt(resource, q.nominal),
-                                    "borrowingLimit": _fmt(resource, q.borrowing_limit),
-                                    "lendingLimit": _fmt(resource, q.lending_limit)}
-                         for resource, q in per.items()}
-                for flavor, per in quotas.items()}
+            result.quota[team.name] = self.team_quotas(team)
+            objects.append(self.cluster_queue(team, result.quota[team.name]))
         for team in self.cluster.teams:
             objects.extend(self.local_queue(team, i) for i in range(len(team.namespaces)))
         self.device_side(result)

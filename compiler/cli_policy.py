@@ -8,9 +8,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from compiler.clikit import emit_json, format_option, handles_errors, print_diagnostics
+from compiler import codes
+from compiler.clikit import emit_json, format_option, handles_errors, jobs_option, print_diagnostics
 from compiler.emit import write_tree
-from compiler.errors import PolicyError
+from compiler.errors import Diagnostic, PolicyError, Severity
 from compiler.pipeline import CompileResult, PolicySource, compile_policy
 
 policy_dir_argument = click.argument("policy_dir", default="policies", type=click.Path(path_type=Path))
@@ -87,10 +88,11 @@ def _warn(result: CompileResult) -> None:
 
 @click.command()
 @policy_dir_argument
+@jobs_option
 @handles_errors
-def validate(policy_dir: Path) -> None:
+def validate(policy_dir: Path, jobs: int | None) -> None:
     """Load, validate, resolve and verify a policy. Writes nothing."""
-    result = compile_policy(PolicySource.from_directory(policy_dir))
+    result = compile_policy(PolicySource.from_directory(policy_dir), jobs=jobs)
     _warn(result)
     teams = sum(len(c.report["teams"]) for c in result.clusters.values())
     click.echo(f"ok: {policy_dir} is a valid policy ({len(result.clusters)} cluster(s), {teams} team(s))")
@@ -103,11 +105,12 @@ def validate(policy_dir: Path) -> None:
 @cluster_option
 @allow_inadmissible_option
 @format_option("text", "json")
+@jobs_option
 @handles_errors
 def compile_command(policy_dir: Path, out_dir: Path, cluster: str | None, allow_inadmissible: bool,
-                    output_format: str) -> None:
+                    output_format: str, jobs: int | None) -> None:
     """Compile a policy into Kueue and DRA manifests under OUT/<cluster>/."""
-    result = compile_policy(PolicySource.from_directory(policy_dir), cluster=cluster)
+    result = compile_policy(PolicySource.from_directory(policy_dir), cluster=cluster, jobs=jobs)
     never = result.never_diagnostics()
     if never and not allow_inadmissible:
         raise PolicyError(never + [_hint()])
@@ -123,9 +126,8 @@ def compile_command(policy_dir: Path, out_dir: Path, cluster: str | None, allow_
         click.echo(f"wrote {len(written)} files under {out_dir}/")
 
 
-def _hint():
-    from compiler.errors import Diagnostic, Severity
-    return Diagnostic("KP601", "nothing was written; fix the policy or pass --allow-inadmissible to compile anyway",
+def _hint() -> Diagnostic:
+    return Diagnostic(codes.NEVER_ADMISSIBLE, "nothing was written; fix the policy or pass --allow-inadmissible to compile anyway",
                       severity=Severity.NOTE)
 
 
@@ -134,10 +136,12 @@ def _hint():
 @cluster_option
 @allow_inadmissible_option
 @format_option("text", "json")
+@jobs_option
 @handles_errors
-def check(policy_dir: Path, cluster: str | None, allow_inadmissible: bool, output_format: str) -> None:
+def check(policy_dir: Path, cluster: str | None, allow_inadmissible: bool, output_format: str,
+          jobs: int | None) -> None:
     """Report whether every declared workload can be admitted, and why (exit 1 on `never`)."""
-    result = compile_policy(PolicySource.from_directory(policy_dir), cluster=cluster)
+    result = compile_policy(PolicySource.from_directory(policy_dir), cluster=cluster, jobs=jobs)
     verdicts = [v.to_dict() for v in result.verdicts]
     if output_format == "json":
         emit_json({"workloads": verdicts,

@@ -20,6 +20,14 @@ def format_option(*choices: str, default: str | None = None) -> Callable:
     )
 
 
+def jobs_option(command: Callable) -> Callable:
+    """`--jobs N`: how many processes a compile may use (KUEUE_POLICY_JOBS sets it too)."""
+    return click.option(
+        "--jobs", type=click.IntRange(min=1), default=None, envvar="KUEUE_POLICY_JOBS", show_envvar=True,
+        help="Processes a compile may use; 1 keeps it in one process (default: a second one for "
+             "large policies on a machine with two or more cores).")(command)
+
+
 def print_diagnostics(diagnostics: Iterable[Diagnostic]) -> None:
     """Diagnostics go to stderr, one per line, `path:line:col: error[KPnnn]: message`."""
     for diagnostic in diagnostics:
@@ -43,7 +51,7 @@ def handles_errors(command: Callable) -> Callable:
             click.echo(f"kueue-policy: {count} error(s)", err=True)
             sys.exit(error.exit_code)
         except EnvironmentFailure as error:
-            click.echo(f"kueue-policy: {error}", err=True)
+            click.echo(f"kueue-policy: {error.render()}", err=True)
             sys.exit(error.exit_code)
         except KueuePolicyError as error:
             click.echo(f"kueue-policy: {error}", err=True)

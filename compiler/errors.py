@@ -86,9 +86,26 @@ class InputError(PolicyError):
 
 
 class EnvironmentFailure(KueuePolicyError):
-    """Something outside the user's policy failed: git, the network, the disk."""
+    """Something outside the user's policy failed: git, the network, the disk.
+
+    `code` (a KP8xx code from codes.py, when one says what to fix) is kept apart from the
+    message: the CLI formats it like every other diagnostic."""
 
     exit_code = 3
+
+    def __init__(self, message: str, code: str | None = None):
+        self.message = message
+        self.code = code
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """`error[KPnnn]: message`, as a diagnostic without a position reads (or the bare message)."""
+        return self.message if self.code is None else Diagnostic(self.code, self.message).render()
+
+    def add_context(self, text: str) -> None:
+        """Append a line saying what happened next (a rollback, ...) to the message."""
+        self.message = f"{self.message}\n{text}"
+        self.args = (self.render(),)
 
 
 @dataclass

@@ -21,10 +21,10 @@ from compiler import admissibility, codes
 from compiler.admissibility import NEVER, Verdict
 from compiler.build import BuildResult, BuiltObject, build
 from compiler.emit import json_file, yaml_file
-from compiler.gitops import GitopsCluster, codeowners, gitops_files
+from compiler.gitops_wiring import GitopsCluster, codeowners, gitops_files
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
 from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
-from compiler.model import ResolvedCluster
+from compiler.resolved_model import ResolvedCluster
 from compiler.plan import Placement, plan
 from compiler.report import build_report, render_markdown
 from compiler.resolve import resolve
@@ -141,30 +141,27 @@ def _report_files(report: dict) -> dict[str, str]:
     return {"report.json": json_file(report), "REPORT.md": render_markdown(report)}
 
 
-# Below this many declared workloads the engine answers in well under a second: no second process.
-PARALLEL_JUDGE_MIN_WORKLOADS = 300
+# Below this many objects rendering the files takes well under a second: no second process.
+PARALLEL_MIN_OBJECTS = 300
 
 
-class _Judging:
-    """Verdicts computed in a forked child (results come back pickled through a pipe), or in
-    this process when forking is not worth it or not available."""
+class _Background:
+    """`function(*args)` computed in a forked child (the result comes back pickled through a
+    pipe) while this process goes on, or in this process when `fork` is False or forking is not
+    available."""
 
-    def __init__(self, cluster: ResolvedCluster, built: BuildResult, placement: Placement):
-        self._args = (cluster, built, placement)
+    def __init__(self, function, *args, fork: bool):
+        self._call = (function, args)
         self._pid: int | None = None
         self._read: int | None = None
-        workloads = sum(len(t.workloads) for t in cluster.teams)
-        # KUEUE_POLICY_JOBS=1 keeps everything in one process (constrained CI runners).
-        single = os.environ.get("KUEUE_POLICY_JOBS", "").strip() == "1"
-        if (single or workloads < PARALLEL_JUDGE_MIN_WORKLOADS or not hasattr(os, "fork")
-                or (os.cpu_count() or 1) < 2):
+        if not fork or not hasattr(os, "fork"):
             return
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: answer, send, leave without running any parent cleanup
             os.close(read)
             try:
-                payload = pickle.dumps(("ok", admissibility.judge(*self._args)))
+                payload = pickle.dumps(("ok", function(*args)))
             except BaseException as error:  # noqa: BLE001 - handed to the parent, which re-raises it
                 payload = pickle.dumps(("error", error))
             with os.fdopen(write, "wb") as stream:
@@ -173,23 +170,24 @@ class _Judging:
         os.close(write)
         self._pid, self._read = pid, read
 
-    def result(self) -> list[Verdict]:
+    def result(self):
         if self._pid is None:
-            return admissibility.judge(*self._args)
+            function, args = self._call
+            return function(*args)
         with os.fdopen(self._read, "rb") as stream:
             data = stream.read()
         self._read = None
         os.waitpid(self._pid, 0)
         self._pid = None
         if not data:
-            raise RuntimeError("the admissibility check process ended without an answer")
+            raise RuntimeError("the second compile process ended without an answer")
         status, value = pickle.loads(data)
         if status == "error":
             raise value
         return value
 
     def close(self) -> None:
-        """Reap the child when the compile stopped before asking for the verdicts."""
+        """Reap the child when the compile stopped before asking for the result."""
         if self._read is not None:
             os.close(self._read)
             self._read = None
@@ -199,12 +197,43 @@ class _Judging:
             self._pid = None
 
 
+def _second_process(jobs: int | None, objects: int) -> bool:
+    """Worth a second process: allowed (`--jobs` is not 1), a second core, a large policy."""
+    return jobs != 1 and objects >= PARALLEL_MIN_OBJECTS and (os.cpu_count() or 1) >= 2
 
-def compile_policy(source: PolicySource, *, cluster: str | None = None) -> CompileResult:
+
+def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int | None) -> ClusterArtifacts | None:
+    """plan -> build -> verify -> admissibility -> files, for one cluster (None after errors).
+
+    The files (pure rendering of the built objects, the largest single cost left) are rendered
+    in a second process on a large policy while this one verifies and asks the admission engine;
+    they are thrown away if verify finds errors."""
+    placement = plan(resolved, sink)
+    if sink.errors:
+        return None
+    built: BuildResult = build(resolved, placement)
+    rendering = _Background(_object_files, built.objects, resolved,
+                            fork=_second_process(jobs, len(built.objects)))
+    try:
+        _verify(built.objects, resolved, sink)
+        if sink.errors:
+            return None
+        verdicts = admissibility.judge(resolved, built, placement)
+        files = rendering.result()
+    finally:
+        rendering.close()
+    report = build_report(resolved, placement, built, verdicts)
+    artifacts = ClusterArtifacts(resolved.name, resolved, placement, built.objects, verdicts, report)
+    artifacts.files = dict(sorted({**files, **_report_files(report)}.items()))
+    return artifacts
+
+
+def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: int | None = None) -> CompileResult:
     """Compile a policy completely, in memory. Raises PolicyError with every diagnostic found.
 
     `never` verdicts are not errors here: callers decide (compile refuses them unless
-    --allow-inadmissible; check and diff report them).
+    --allow-inadmissible; check and diff report them). `jobs`: processes a large policy may
+    use (1: one process; None: a second one where it pays, see _compile_cluster).
     """
     sink = DiagnosticSink()
     if not source.files:
@@ -227,25 +256,9 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         clusters = selected
     results: dict[str, ClusterArtifacts] = {}
     for resolved in clusters:
-        placement = plan(resolved, sink)
-        if sink.errors:
-            continue
-        built: BuildResult = build(resolved, placement)
-        # The admission engine's verdicts need no verify result: on a large policy they are
-        # computed on the second core while this one verifies and renders the object files.
-        judging = _Judging(resolved, built, placement)
-        try:
-            _verify(built.objects, resolved, sink)
-            if sink.errors:
-                continue
-            files = _object_files(built.objects, resolved)
-            verdicts = judging.result()
-        finally:
-            judging.close()
-        report = build_report(resolved, placement, built, verdicts)
-        artifacts = ClusterArtifacts(resolved.name, resolved, placement, built.objects, verdicts, report)
-        artifacts.files = dict(sorted({**files, **_report_files(report)}.items()))
-        results[resolved.name] = artifacts
+        artifacts = _compile_cluster(resolved, sink, jobs)
+        if artifacts is not None:
+            results[resolved.name] = artifacts
     sink.raise_if_errors()
     shared = _shared_files(list(results.values())) if cluster is None else {}
     return CompileResult(results, shared, [d for d in sink.items if d.severity is not Severity.ERROR],

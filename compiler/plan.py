@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from compiler import codes
 from compiler.errors import DiagnosticSink
-from compiler.mig.catalogue import load_catalogue
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import LayoutCount, PlanResult, plan_mig
-from compiler.model import ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
 
 
 @dataclass
@@ -200,14 +198,13 @@ def _place_gpus(cluster: ResolvedCluster, sink: DiagnosticSink) -> dict[str, dic
 
 
 def _place_mig(cluster: ResolvedCluster, placement: Placement, sink: DiagnosticSink) -> None:
-    catalogue = load_catalogue()
     demand_by_pool: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for team in cluster.teams:
         wanted = {p: n for p, n in team.mig.items() if n > 0}
         if not wanted:
             continue
         pool = next((p for p in team.mig_pools
-                     if all(catalogue.profile(p.spec.gpu, profile) for profile in wanted)), None)
+                     if p.gpu_model is not None and all(p.gpu_model.profile_named(profile) for profile in wanted)), None)
         if pool is None:
             continue  # resolve already reported the unknown profile
         placement.mig.setdefault(team.name, {})[pool.name] = dict(sorted(wanted.items()))
@@ -215,13 +212,13 @@ def _place_mig(cluster: ResolvedCluster, placement: Placement, sink: DiagnosticS
             demand_by_pool[pool.name][profile] += count
     cspec = cluster.located
     for pool in (p for p in cluster.pools if p.is_mig):
-        gpu = catalogue.model(pool.spec.gpu)
+        gpu = pool.gpu_model
         if gpu is None:
             continue  # reported by resolve
         demand = dict(sorted(demand_by_pool.get(pool.name, {}).items()))
         position = cspec.position("spec", "pools", pool.index, "mig")
         if isinstance(pool.spec.mig, str):  # planned
-            result: PlanResult = plan_mig(pool.spec.gpu, demand, gpus_available=pool.gpus)
+            result: PlanResult = plan_mig(gpu, demand, gpus_available=pool.gpus)
             if not result.feasible:
                 sink.error(codes.MIG_DEMAND_TOO_BIG,
                            f"MIG guarantees on pool '{pool.name}' ({_demand_text(demand)}) need "
@@ -241,7 +238,7 @@ def _place_mig(cluster: ResolvedCluster, placement: Placement, sink: DiagnosticS
                                                          result.lower_bound, fixed=False)
         else:
             layout = dict(sorted(pool.spec.mig.layout.items()))
-            problems = check_layout(pool.spec.gpu, layout)
+            problems = check_layout(gpu, layout)
             if problems:
                 for problem in problems:
                     sink.error(codes.MIG_UNPLACEABLE,

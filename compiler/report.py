@@ -10,7 +10,7 @@ from typing import Any
 
 from compiler.admissibility import Verdict
 from compiler.build import BuildResult
-from compiler.model import GPU_RESOURCE, ResolvedCluster
+from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster
 from compiler.plan import Placement
 from compiler.templating import render_text
 
@@ -45,12 +45,13 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
             for resource, quota in resources.items():
                 if resource in ("cpu", "memory"):
                     continue
-                if resource != GPU_RESOURCE and quota["nominal"] == "0" and quota["borrowingLimit"] is None:
+                if resource != GPU_RESOURCE and quota.nominal == 0 and quota.borrowing_limit is None:
                     continue
+                # GPUs and MIG instances are whole devices: their amounts are integers.
                 flavors.append({"flavor": flavor, "resource": resource,
-                                "guaranteed": int(quota["nominal"]),
-                                "burst": None if quota["borrowingLimit"] is None else int(quota["borrowingLimit"]),
-                                "lend": None if quota["lendingLimit"] is None else int(quota["lendingLimit"])})
+                                "guaranteed": int(quota.nominal),
+                                "burst": None if quota.borrowing_limit is None else int(quota.borrowing_limit),
+                                "lend": None if quota.lending_limit is None else int(quota.lending_limit)})
         teams.append({"name": team.name, "cohort": team.cohort, "namespaces": sorted(team.namespaces),
                       "priority": team.priority, "weight": team.weight, "capacity": team.spec.capacity,
                       "gpus": team.spec.gpus.model_dump(), "mig": dict(sorted(team.mig.items())),

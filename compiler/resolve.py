@@ -13,7 +13,7 @@ from compiler import codes
 from compiler.dra.classes import check_dra_version
 from compiler.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
-from compiler.model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.policy import Preemption
 from compiler.quantity import parse_quantity
 from compiler.validate import Located, ValidatedPolicy
@@ -177,26 +177,65 @@ def profile_for_memory(amount: str, mig_pools: list[ResolvedPool], catalogue) ->
     return None
 
 
-def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: DiagnosticSink) -> None:
+def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster],
+                  sink: DiagnosticSink) -> tuple[ResolvedCluster, ResolvedTeam] | None:
+    """The team with every reference checked and defaults applied, and the cluster it joins
+    (None when it names no cluster that exists: nothing else about it can be checked)."""
+    cluster = _team_cluster(team, clusters, sink)
+    if cluster is None:
+        return None
     spec = team.model.spec
+    cohort = _team_cohort(team, cluster, sink)
+    if spec.gpus.lend is not None and spec.gpus.lend > spec.gpus.guaranteed:
+        sink.error(codes.LEND_ABOVE_GUARANTEE,
+                   f"team '{team.model.metadata.name}': gpus.lend ({spec.gpus.lend}) is more than gpus.guaranteed "
+                   f"({spec.gpus.guaranteed}); a team can only lend what it is guaranteed",
+                   team.position("spec", "gpus", "lend"))
+    _check_priority(spec.priority, team, cluster, sink, "spec", "priority")
+    priority = spec.priority or cluster.default_priority
+    accepted = _accepted_pools(team, cluster, sink)
+    gpu_pools = [p for p in accepted if not p.is_mig]
+    mig_pools = [p for p in accepted if p.is_mig]
+    if not accepted and spec.models is None:
+        sink.error(codes.NO_ACCEPTABLE_POOL,
+                   f"team '{team.model.metadata.name}' accepts no pool: capacity '{spec.capacity}' excludes every "
+                   f"pool of cluster '{cluster.name}'", team.position("spec", "capacity"))
+    for profile in spec.mig:
+        _check_profile(profile, team, cluster, mig_pools, sink, "spec", "mig", profile, key=True)
+    workloads = _resolve_workloads(team, cluster, priority, mig_pools, sink)
+    cspec = cluster.spec
+    preemption: Preemption = spec.preemption or cspec.preemption
+    return cluster, ResolvedTeam(
+        located=team, cohort=cohort, namespaces=list(spec.namespaces), gpu_pools=gpu_pools,
+        mig_pools=mig_pools, priority=priority, queueing=spec.queueing or cspec.queueing,
+        preemption=preemption, weight=spec.weight, mig=dict(spec.mig), workloads=workloads)
+
+
+def _team_cluster(team: Located, clusters: dict[str, ResolvedCluster], sink: DiagnosticSink) -> ResolvedCluster | None:
+    """The cluster the team names (or the only one), else an error."""
     name = team.model.metadata.name
-    cluster_name = spec.cluster
+    cluster_name = team.model.spec.cluster
     if cluster_name is None:
         if len(clusters) == 1:
-            cluster_name = next(iter(clusters))
-        else:
-            sink.error(codes.MISSING_FIELD,
-                       f"team '{name}' must name its cluster (spec.cluster): the policy has "
-                       f"{len(clusters)} clusters", team.position("spec", key=True))
-            return
+            return next(iter(clusters.values()))
+        sink.error(codes.MISSING_FIELD,
+                   f"team '{name}' must name its cluster (spec.cluster): the policy has "
+                   f"{len(clusters)} clusters", team.position("spec", key=True))
+        return None
     cluster = clusters.get(cluster_name)
     if cluster is None:
         sink.error(codes.UNKNOWN_CLUSTER,
                    f"team '{name}' names unknown cluster '{cluster_name}'"
                    + (f"; clusters: {', '.join(sorted(clusters))}" if clusters else ""),
                    team.position("spec", "cluster"))
-        return
-    cspec = cluster.spec
+    return cluster
+
+
+def _team_cohort(team: Located, cluster: ResolvedCluster, sink: DiagnosticSink) -> str | None:
+    """The team's cohort: as named, else the cluster's first root cohort, else none (and then
+    burst/lend have nothing to borrow from or lend to)."""
+    spec = team.model.spec
+    name = team.model.metadata.name
     cohort_names = {c.spec.name for c in cluster.cohorts}
     cohort = spec.cohort
     if cohort is not None and cohort not in cohort_names:
@@ -206,8 +245,7 @@ def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: Dia
                       else f"; cluster '{cluster.name}' declares no cohorts"),
                    team.position("spec", "cohort"))
     if cohort is None:
-        first_root = next((c.spec.name for c in cluster.cohorts if c.spec.parent is None), None)
-        cohort = first_root
+        cohort = next((c.spec.name for c in cluster.cohorts if c.spec.parent is None), None)
     if cohort is None:
         for field in ("burst", "lend"):
             if getattr(spec.gpus, field) is not None:
@@ -216,72 +254,62 @@ def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster], sink: Dia
                            f"{'borrow from' if field == 'burst' else 'lend to'} (cluster '{cluster.name}' "
                            "declares no cohorts); Kueue refuses borrowingLimit/lendingLimit without a cohort",
                            team.position("spec", "gpus", field))
-    if spec.gpus.lend is not None and spec.gpus.lend > spec.gpus.guaranteed:
-        sink.error(codes.LEND_ABOVE_GUARANTEE,
-                   f"team '{name}': gpus.lend ({spec.gpus.lend}) is more than gpus.guaranteed "
-                   f"({spec.gpus.guaranteed}); a team can only lend what it is guaranteed",
-                   team.position("spec", "gpus", "lend"))
-    priority_names = {p.name for p in cluster.priorities}
+    return cohort
 
-    def check_priority(value: str | None, *path) -> None:
-        if value is not None and value not in priority_names:
-            sink.error(codes.UNKNOWN_PRIORITY,
-                       f"unknown priority '{value}'"
-                       + (f"; priorities of '{cluster.name}': {', '.join(sorted(priority_names))}"
-                          if priority_names else f"; cluster '{cluster.name}' declares no priorities"),
-                       team.position(*path))
 
-    check_priority(spec.priority, "spec", "priority")
-    priority = spec.priority or cluster.default_priority
+def _check_priority(value: str | None, team: Located, cluster: ResolvedCluster, sink: DiagnosticSink,
+                    *path) -> None:
+    if value is None or any(p.name == value for p in cluster.priorities):
+        return
+    names = {p.name for p in cluster.priorities}
+    sink.error(codes.UNKNOWN_PRIORITY,
+               f"unknown priority '{value}'"
+               + (f"; priorities of '{cluster.name}': {', '.join(sorted(names))}"
+                  if names else f"; cluster '{cluster.name}' declares no priorities"),
+               team.position(*path))
 
-    accepted = _accepted_pools(team, cluster, sink)
-    gpu_pools = [p for p in accepted if not p.is_mig]
-    mig_pools = [p for p in accepted if p.is_mig]
-    if not accepted and spec.models is None:
-        sink.error(codes.NO_ACCEPTABLE_POOL,
-                   f"team '{name}' accepts no pool: capacity '{spec.capacity}' excludes every pool of "
-                   f"cluster '{cluster.name}'", team.position("spec", "capacity"))
-    catalogue = load_catalogue()
-    mig_models = [p.spec.gpu for p in mig_pools]
 
-    def check_profile(profile: str, *path, key: bool = False) -> None:
-        if not mig_pools:
-            sink.error(codes.UNKNOWN_MIG_PROFILE,
-                       f"team '{name}' asks for MIG profile '{profile}' but accepts no MIG pool of cluster "
-                       f"'{cluster.name}'", team.position(*path, key=key))
-        elif not any(catalogue.profile(model, profile) for model in mig_models):
-            sink.error(codes.UNKNOWN_MIG_PROFILE,
-                       "; ".join(catalogue.describe_unknown_profile(model, profile) for model in sorted(set(mig_models))),
-                       team.position(*path, key=key))
+def _check_profile(profile: str, team: Located, cluster: ResolvedCluster, mig_pools: list[ResolvedPool],
+                   sink: DiagnosticSink, *path, key: bool = False) -> None:
+    """A MIG profile the team asks for exists on a MIG pool it accepts."""
+    if not mig_pools:
+        sink.error(codes.UNKNOWN_MIG_PROFILE,
+                   f"team '{team.model.metadata.name}' asks for MIG profile '{profile}' but accepts no MIG pool "
+                   f"of cluster '{cluster.name}'", team.position(*path, key=key))
+    elif not any(p.gpu_model is not None and p.gpu_model.profile_named(profile) for p in mig_pools):
+        catalogue = load_catalogue()
+        sink.error(codes.UNKNOWN_MIG_PROFILE,
+                   "; ".join(catalogue.describe_unknown_profile(model, profile)
+                             for model in sorted({p.spec.gpu for p in mig_pools})),
+                   team.position(*path, key=key))
 
-    for profile in spec.mig:
-        check_profile(profile, "spec", "mig", profile, key=True)
 
-    workloads = []
+def _resolve_workloads(team: Located, cluster: ResolvedCluster, priority: str | None,
+                       mig_pools: list[ResolvedPool], sink: DiagnosticSink) -> list[ResolvedWorkload]:
+    """The team's declared workloads: priorities checked and defaulted, `gpuMemory` turned into
+    the MIG profile one replica gets."""
+    spec = team.model.spec
     _check_unique(list(enumerate(spec.workloads)), lambda iw: iw[1].name,
                   lambda iw: team.position("spec", "workloads", iw[0], "name"), "workload", sink)
+    workloads = []
     for index, workload in enumerate(spec.workloads):
-        check_priority(workload.priority, "spec", "workloads", index, "priority")
+        _check_priority(workload.priority, team, cluster, sink, "spec", "workloads", index, "priority")
         if workload.mig is not None:
-            check_profile(workload.mig, "spec", "workloads", index, "mig")
+            _check_profile(workload.mig, team, cluster, mig_pools, sink, "spec", "workloads", index, "mig")
         profile = workload.mig
         if workload.gpuMemory is not None:
-            profile = profile_for_memory(workload.gpuMemory, mig_pools, catalogue)
+            profile = profile_for_memory(workload.gpuMemory, mig_pools, load_catalogue())
             if profile is None:
                 gib = float(parse_quantity(workload.gpuMemory)) / 2**30
+                models = sorted({p.spec.gpu for p in mig_pools})
                 sink.error(codes.UNKNOWN_MIG_PROFILE,
-                           f"no MIG profile of the MIG pools team '{name}' accepts has {gib:g} GiB of usable memory"
-                           + (f" (models: {', '.join(sorted(set(mig_models)))})" if mig_models else
-                              "; the team accepts no MIG pool"),
+                           f"no MIG profile of the MIG pools team '{team.model.metadata.name}' accepts has {gib:g} "
+                           "GiB of usable memory"
+                           + (f" (models: {', '.join(models)})" if models else "; the team accepts no MIG pool"),
                            team.position("spec", "workloads", index, "gpuMemory"))
         wl_priority = workload.priority or priority
         workloads.append(ResolvedWorkload(workload, index, wl_priority, cluster.priority_value(wl_priority), profile))
-
-    preemption: Preemption = spec.preemption or cspec.preemption
-    cluster.teams.append(ResolvedTeam(
-        located=team, cohort=cohort, namespaces=list(spec.namespaces), gpu_pools=gpu_pools,
-        mig_pools=mig_pools, priority=priority, queueing=spec.queueing or cspec.queueing,
-        preemption=preemption, weight=spec.weight, mig=dict(spec.mig), workloads=workloads))
+    return workloads
 
 
 def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedCluster]:
@@ -319,7 +347,10 @@ def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedClust
         if target not in clusters and (target in policy.invalid_clusters or None in policy.invalid_clusters
                                        or (target is None and policy.invalid_clusters)):
             continue  # its cluster document has errors of its own, already reported
-        _resolve_team(team, clusters, sink)
+        resolved = _resolve_team(team, clusters, sink)
+        if resolved is not None:
+            cluster, resolved_team = resolved
+            cluster.teams.append(resolved_team)
     for cluster in clusters.values():
         cluster.teams.sort(key=lambda t: t.name)
     return [clusters[name] for name in sorted(clusters)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kp_testing import REPO_ROOT, SHARED_DIR, run_cli  # noqa: F401  (re-exported for older imports)
+from kp_testing import REPO_ROOT, SHARED_DIR
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compiler.clikit import format_option, handles_errors
+from compiler.clikit import format_option, handles_errors, jobs_option
 from compiler.deliver import git_ops, render
 from compiler.deliver.forge import forge_from_environment
 from compiler.deliver.publish import PrOptions, run_pr
@@ -28,9 +28,10 @@ FORGE_CHOICE = click.Choice(["auto", "github", "gitlab"])
                    "(uses the same forge environment as `pr`).")
 @click.option("--forge", type=FORGE_CHOICE, default="auto", show_default=True,
               help="Forge for --comment-on.")
+@jobs_option
 @handles_errors
 def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
-         comment_on: int | None, forge: str) -> None:
+         comment_on: int | None, forge: str, jobs: int | None) -> None:
     """What a policy change does, per team: BASE vs HEAD (git revisions).
 
     Defaults: BASE is HEAD, HEAD is the working tree (your uncommitted edits). Both sides are
@@ -40,7 +41,8 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
     """
     repo = git_ops.open_repository(Path.cwd())
     policy_folder = git_ops.repo_relative(repo, policy_dir)
-    before, after = compile_pair(repo, base, head if head is not None else git_ops.WORKING_TREE, policy_folder)
+    before, after = compile_pair(repo, base, head if head is not None else git_ops.WORKING_TREE, policy_folder,
+                                 jobs=jobs)
     result = diff_sides(before, after)
     click.echo(render.render_diff(result, output_format), nl=False)
     if comment_on is not None:
@@ -73,10 +75,11 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
               help="Authenticate git's HTTPS fetch/push with the forge token (GitLab CI, where the "
                    "checkout's job token cannot push). Passed in git's environment, never stored.")
 @click.option("--dry-run", is_flag=True, help="Print what would be pushed and opened; change nothing.")
+@jobs_option
 @handles_errors
 def pr(policy_arg: Path | None, policy_dir: Path, out_dir: Path, cluster: str | None, base_branch: str | None,
        branch: str | None, remote: str, forge: str, allow_inadmissible: bool, push_with_token: bool,
-       dry_run: bool) -> None:
+       dry_run: bool, jobs: int | None) -> None:
     """Compile, commit out/ on a bot branch, push it, and open or update the one pull request.
 
     Never opens a duplicate, never pushes when out/ would not change, never rewrites a branch a
@@ -86,5 +89,5 @@ def pr(policy_arg: Path | None, policy_dir: Path, out_dir: Path, cluster: str | 
     """
     options = PrOptions(policy_dir=policy_arg or policy_dir, out_dir=out_dir, remote=remote, base_branch=base_branch,
                         branch=branch, cluster=cluster, forge=forge, dry_run=dry_run,
-                        allow_inadmissible=allow_inadmissible, push_with_token=push_with_token)
+                        allow_inadmissible=allow_inadmissible, push_with_token=push_with_token, jobs=jobs)
     run_pr(options, say=click.echo)

@@ -97,7 +97,7 @@ class _HttpForge:
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise EnvironmentFailure(
-                f"error[{codes.FORGE_UNREACHABLE}]: {self.name} API unreachable ({where}): {reason}"
+                code=codes.FORGE_UNREACHABLE, message=f"{self.name} API unreachable ({where}): {reason}"
             ) from None
         if not payload:
             return None
@@ -105,7 +105,7 @@ class _HttpForge:
             return json.loads(payload)
         except ValueError:
             raise EnvironmentFailure(
-                f"error[{codes.FORGE_UNREACHABLE}]: {self.name} API answered {where} with something "
+                code=codes.FORGE_UNREACHABLE, message=f"{self.name} API answered {where} with something "
                 "that is not JSON (is the API URL right?)") from None
 
     def _http_failure(self, where: str, error: urllib.error.HTTPError) -> EnvironmentFailure:
@@ -120,7 +120,7 @@ class _HttpForge:
         else:
             code, hint = codes.FORGE_REJECTED, "the forge refused the request"
         return EnvironmentFailure(
-            f"error[{code}]: {self.name} answered {status} to {where}: {hint}"
+            code=code, message=f"{self.name} answered {status} to {where}: {hint}"
             + (f" ({detail})" if detail else ""))
 
     def _auth_hint(self) -> str:
@@ -177,7 +177,7 @@ class GitHubForge(_HttpForge):
         super().__init__(api_url, token)
         if repository.count("/") != 1 or not all(repository.split("/")):
             raise EnvironmentFailure(
-                f"error[{codes.FORGE_NOT_CONFIGURED}]: GITHUB_REPOSITORY must be owner/name, "
+                code=codes.FORGE_NOT_CONFIGURED, message=f"GITHUB_REPOSITORY must be owner/name, "
                 f"got {repository!r}")
         self.owner, self.repo = repository.split("/")
         self._repo_path = f"/repos/{_quote(self.owner)}/{_quote(self.repo)}"
@@ -330,7 +330,7 @@ def forge_from_environment(kind: str = "auto", environ: Mapping[str, str] | None
         missing = [name for name in ("GITHUB_TOKEN", "GITHUB_REPOSITORY") if not env.get(name)]
         if missing:
             raise EnvironmentFailure(
-                f"error[{codes.FORGE_NOT_CONFIGURED}]: GitHub needs {' and '.join(missing)} in the "
+                code=codes.FORGE_NOT_CONFIGURED, message=f"GitHub needs {' and '.join(missing)} in the "
                 "environment (GitHub Actions sets GITHUB_REPOSITORY; pass secrets.GITHUB_TOKEN as "
                 "GITHUB_TOKEN)")
         return GitHubForge(env["GITHUB_REPOSITORY"], env["GITHUB_TOKEN"],
@@ -339,7 +339,7 @@ def forge_from_environment(kind: str = "auto", environ: Mapping[str, str] | None
         missing = [name for name in ("GITLAB_TOKEN", "CI_PROJECT_ID", "CI_API_V4_URL") if not env.get(name)]
         if missing:
             raise EnvironmentFailure(
-                f"error[{codes.FORGE_NOT_CONFIGURED}]: GitLab needs {' and '.join(missing)} in the "
+                code=codes.FORGE_NOT_CONFIGURED, message=f"GitLab needs {' and '.join(missing)} in the "
                 "environment (GitLab CI sets CI_PROJECT_ID and CI_API_V4_URL; store a project access "
                 "token with the api scope as the masked variable GITLAB_TOKEN)")
         return GitLabForge(env["CI_PROJECT_ID"], env["GITLAB_TOKEN"], env["CI_API_V4_URL"])

@@ -22,7 +22,7 @@ import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from compiler import codes
-from compiler.errors import Diagnostic, EnvironmentFailure, PolicyError, SourcePosition
+from compiler.errors import Diagnostic, EnvironmentFailure, PolicyError
 
 BOT_NAME = "kueue-policy[bot]"
 BOT_EMAIL = "kueue-policy-bot@users.noreply.github.com"
@@ -43,13 +43,13 @@ def open_repository(start: Path) -> git.Repo:
         return git.Repo(start, search_parent_directories=True)
     except (InvalidGitRepositoryError, NoSuchPathError):
         raise EnvironmentFailure(
-            f"error[{codes.NOT_A_GIT_REPO}]: {start} is not inside a git repository "
+            code=codes.NOT_A_GIT_REPO, message=f"{start} is not inside a git repository "
             "(diff and pr read the policy from git)") from None
 
 
 def work_dir(repo: git.Repo) -> Path:
     if repo.working_tree_dir is None:
-        raise EnvironmentFailure(f"error[{codes.NOT_A_GIT_REPO}]: {repo.git_dir} is a bare repository")
+        raise EnvironmentFailure(code=codes.NOT_A_GIT_REPO, message=f"{repo.git_dir} is a bare repository")
     return Path(repo.working_tree_dir)
 
 
@@ -61,7 +61,7 @@ def repo_relative(repo: git.Repo, path: Path) -> str:
         relative = absolute.relative_to(top)
     except ValueError:
         raise EnvironmentFailure(
-            f"error[{codes.NOT_A_GIT_REPO}]: {path} is outside the repository {top}") from None
+            code=codes.NOT_A_GIT_REPO, message=f"{path} is outside the repository {top}") from None
     return relative.as_posix() if str(relative) != "." else ""
 
 
@@ -143,10 +143,6 @@ def commit_folder(repo: git.Repo, base: git.Commit, folder: str, content_root: P
     with repo.git.custom_environment(**identity):
         sha = repo.git.commit_tree(tree, "-p", base.hexsha, "-m", f"{message}\n\n{BOT_TRAILER}")
     return sha, tree
-
-
-def tree_of(repo: git.Repo, commit_sha: str) -> str:
-    return repo.commit(commit_sha).tree.hexsha
 
 
 def folder_tree(repo: git.Repo, commit_sha: str, folder: str) -> str | None:
@@ -239,7 +235,7 @@ def _git(repo: git.Repo, *args: str, action: str, auth: GitAuth | None = None) -
     except GitCommandError as error:
         stderr = (error.stderr or "").strip().replace("stderr: ", "", 1).strip(" '\n")
         raise EnvironmentFailure(
-            f"error[{codes.GIT_FAILED}]: git could not {action}: {redact(stderr) or error.status}") from None
+            code=codes.GIT_FAILED, message=f"git could not {action}: {redact(stderr) or error.status}") from None
 
 
 _CREDENTIALS_IN_URL = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")

@@ -19,7 +19,8 @@ POLICY_SUFFIXES = (".yaml", ".yml")
 REPORT_FILE = "report.json"
 
 
-def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str) -> CompiledSide:
+def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str,
+                     jobs: int | None = None) -> CompiledSide:
     """The compiled policy at `revision` (None: the working tree).
 
     A revision where the policy folder does not exist yet compiles to nothing (every cluster
@@ -35,7 +36,7 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str) -
     else:
         source = source_at_revision(files, policy_folder)
     try:
-        result = compile_policy(source)   # `never` verdicts are data for the diff, not errors
+        result = compile_policy(source, jobs=jobs)   # `never` verdicts are data for the diff, not errors
     except PolicyError as error:
         if revision is git_ops.WORKING_TREE:
             raise
@@ -44,15 +45,16 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str) -
     return CompiledSide(label, dict(result.reports), dict(result.files))
 
 
-def compile_pair(repo: git.Repo, base: str, head: str | None, policy_folder: str) -> tuple[CompiledSide, CompiledSide]:
+def compile_pair(repo: git.Repo, base: str, head: str | None, policy_folder: str,
+                 jobs: int | None = None) -> tuple[CompiledSide, CompiledSide]:
     """Both sides of a diff; an unchanged policy is compiled once (compiling is the slow part)."""
-    before = compile_revision(repo, base, policy_folder)
+    before = compile_revision(repo, base, policy_folder, jobs)
     same = (git_ops.files_at(repo, base, policy_folder, POLICY_SUFFIXES)
             == git_ops.files_at(repo, head, policy_folder, POLICY_SUFFIXES))
     if same:
         label = "working tree" if head is git_ops.WORKING_TREE else head
         return before, CompiledSide(label, before.reports, before.files)
-    return before, compile_revision(repo, head, policy_folder)
+    return before, compile_revision(repo, head, policy_folder, jobs)
 
 
 def source_at_revision(files: dict[str, bytes], policy_folder: str):

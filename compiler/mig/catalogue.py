@@ -73,6 +73,10 @@ class GpuModel:
     def profile(self, name: str) -> MigProfile | None:
         return self.profiles.get(name)
 
+    def profile_named(self, name: str) -> MigProfile | None:
+        """The profile by its name as written, or as spelled canonically (see canonical_profile_name)."""
+        return self.profiles.get(name) or self.profiles.get(canonical_profile_name(name))
+
     def shipped_layouts(self) -> dict[str, dict[str, int]]:
         """The configs nvidia-mig-manager ships for this model: all-balanced and all-<profile>.
 
@@ -114,9 +118,7 @@ class Catalogue:
 
     def profile(self, model: str, profile: str) -> MigProfile | None:
         gpu = self.model(model)
-        if gpu is None:
-            return None
-        return gpu.profiles.get(profile) or gpu.profiles.get(canonical_profile_name(profile))
+        return None if gpu is None else gpu.profile_named(profile)
 
     def models_with_profile(self, profile: str) -> list[str]:
         """Models that have a profile of this name (to explain 'a profile of another model')."""
@@ -135,6 +137,9 @@ class Catalogue:
         if not fitting:
             return None
         return min(fitting, key=lambda p: (p.memory_slices, p.compute_slices, p.memory_gib, p.name))
+
+    def describe_unknown_model(self, model: str) -> str:
+        return f"unknown GPU model {model!r}; MIG-capable models: {', '.join(sorted(self.models))}"
 
     def describe_unknown_profile(self, model: str, profile: str) -> str:
         """A message for a profile the model lacks, naming the models that do have it."""

@@ -11,7 +11,6 @@ bit masks is instantaneous.
 
 from __future__ import annotations
 
-import functools
 from typing import Iterable, Mapping
 
 from compiler.mig.catalogue import (Catalogue, GpuModel, MigProfile, canonical_profile_name,
@@ -22,12 +21,6 @@ Layout = tuple[tuple[str, int], ...]   # canonical, hashable form: sorted (profi
 
 def canonical_layout(profiles: Mapping[str, int]) -> Layout:
     return tuple(sorted((name, int(count)) for name, count in profiles.items() if count))
-
-
-def _resolve_model(model: GpuModel | str, catalogue: Catalogue | None) -> GpuModel | None:
-    if isinstance(model, GpuModel):
-        return model
-    return (catalogue or load_catalogue()).model(model)
 
 
 def find_placement(gpu: GpuModel, profiles: Mapping[str, int]) -> list[tuple[str, int]] | None:
@@ -73,11 +66,12 @@ def _place(total_slices: int, instances: tuple[MigProfile, ...]) -> list[tuple[s
 
 def check_layout(model: GpuModel | str, profiles: Mapping[str, int],
                  catalogue: Catalogue | None = None) -> list[str]:
-    """Every reason this per-GPU layout cannot be created; an empty list means it can."""
-    gpu = _resolve_model(model, catalogue)
+    """Every reason this per-GPU layout cannot be created; an empty list means it can.
+    A model given by name is looked up here, once."""
     cat = catalogue or load_catalogue()
+    gpu = model if isinstance(model, GpuModel) else cat.model(model)
     if gpu is None:
-        return [f"unknown GPU model {model!r}; MIG-capable models: {', '.join(sorted(cat.models))}"]
+        return [cat.describe_unknown_model(model)]
     problems: list[str] = []
     profiles = {name if name in gpu.profiles else canonical_profile_name(name): count
                 for name, count in profiles.items()}
@@ -91,6 +85,12 @@ def check_layout(model: GpuModel | str, profiles: Mapping[str, int],
     wanted = {name: count for name, count in profiles.items() if count}
     if not wanted:
         return ["the layout is empty: give at least one profile with a count above 0"]
+    return _physical_problems(gpu, wanted)
+
+
+def _physical_problems(gpu: GpuModel, wanted: Mapping[str, int]) -> list[str]:
+    """Why a layout of known profiles and positive counts cannot be created on `gpu`."""
+    problems: list[str] = []
     for name, count in sorted(wanted.items()):
         profile = gpu.profiles[name]
         if count > profile.max_count:
@@ -120,11 +120,11 @@ def describe_layout(profiles: Mapping[str, int]) -> str:
     return " + ".join(f"{count}x{name}" for name, count in canonical_layout(profiles))
 
 
-@functools.lru_cache(maxsize=64)
-def _feasible_layouts_cached(model_name: str, profile_names: tuple[str, ...],
-                             catalogue_key: int) -> tuple[Layout, ...]:
-    gpu = _CATALOGUE_BY_KEY[catalogue_key].model(model_name)
-    assert gpu is not None
+# (id of the model, profile names) -> (the model, kept alive so the id stays its own; layouts)
+_FEASIBLE: dict[tuple[int, tuple[str, ...]], tuple[GpuModel, tuple[Layout, ...]]] = {}
+
+
+def _enumerate_layouts(gpu: GpuModel, profile_names: tuple[str, ...]) -> tuple[Layout, ...]:
     profiles = [gpu.profiles[name] for name in profile_names]
     feasible: list[Layout] = []
     # Grow count vectors profile by profile; a vector that cannot be placed has no placeable
@@ -139,7 +139,7 @@ def _feasible_layouts_cached(model_name: str, profile_names: tuple[str, ...],
             trial = dict(counts)
             if count:
                 trial[profile.name] = count
-                if check_layout(gpu, trial):
+                if _physical_problems(gpu, trial):
                     break
             grow(position + 1, trial)
 
@@ -147,16 +147,14 @@ def _feasible_layouts_cached(model_name: str, profile_names: tuple[str, ...],
     return tuple(sorted(set(feasible)))
 
 
-_CATALOGUE_BY_KEY: dict[int, Catalogue] = {}
-
-
-def feasible_layouts(gpu: GpuModel, profile_names: Iterable[str] | None = None,
-                     catalogue: Catalogue | None = None) -> tuple[Layout, ...]:
-    """Every non-empty placeable multiset over `profile_names` (default: all the model's)."""
-    cat = catalogue or load_catalogue()
-    _CATALOGUE_BY_KEY[id(cat)] = cat
+def feasible_layouts(gpu: GpuModel, profile_names: Iterable[str] | None = None) -> tuple[Layout, ...]:
+    """Every non-empty placeable multiset over `profile_names` (default: all the model's),
+    enumerated once per model and profile set."""
     names = tuple(sorted(profile_names if profile_names is not None else gpu.profiles))
-    return _feasible_layouts_cached(gpu.name, names, id(cat))
+    key = (id(gpu), names)
+    if key not in _FEASIBLE or _FEASIBLE[key][0] is not gpu:
+        _FEASIBLE[key] = (gpu, _enumerate_layouts(gpu, names))
+    return _FEASIBLE[key][1]
 
 
 def maximal_layouts(layouts: Iterable[Layout]) -> list[Layout]:

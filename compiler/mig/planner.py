@@ -75,19 +75,18 @@ class PlanResult:
         return out
 
 
-def validate_demand(model: str, demand: Mapping[str, int],
+def validate_demand(model: GpuModel | str, demand: Mapping[str, int],
                     catalogue: Catalogue | None = None) -> GpuModel:
-    """The model, or a PolicyError naming every unknown model/profile and bad count."""
+    """The model (looked up once, here, when given by name), or a PolicyError naming every
+    unknown model/profile and bad count."""
     cat = catalogue or load_catalogue()
-    gpu = cat.model(model)
+    gpu = model if isinstance(model, GpuModel) else cat.model(model)
     if gpu is None:
-        raise PolicyError([Diagnostic(codes.MIG_UNKNOWN_MODEL,
-                                      f"unknown GPU model {model!r}; MIG-capable models: "
-                                      f"{', '.join(sorted(cat.models))}")])
+        raise PolicyError([Diagnostic(codes.MIG_UNKNOWN_MODEL, cat.describe_unknown_model(model))])
     problems = []
     for name, count in sorted(demand.items()):
-        if cat.profile(gpu.name, name) is None:
-            problems.append(Diagnostic(codes.MIG_UNKNOWN_PROFILE, cat.describe_unknown_profile(model, name)))
+        if gpu.profile_named(name) is None:
+            problems.append(Diagnostic(codes.MIG_UNKNOWN_PROFILE, cat.describe_unknown_profile(gpu.name, name)))
         elif isinstance(count, bool) or not isinstance(count, int) or count < 0:
             problems.append(Diagnostic(codes.MIG_BAD_DEMAND,
                                        f"demand for {name} must be a whole number >= 0, got {count!r}"))
@@ -163,128 +162,175 @@ def _quiet_native_output():
         os.close(devnull)
 
 
-def plan_mig(model: str, demand: Mapping[str, int], gpus_available: int | None = None,
+@dataclass
+class _Program:
+    """The set-multicover program over one model's candidate layouts (numpy arrays)."""
+
+    layouts: list[Layout]
+    shipped: set[Layout]
+    matrix: object      # instances of each demanded profile (rows) per layout (columns)
+    need: object        # demanded instances per profile
+    useful: object      # per layout: more copies than this never help
+
+    @property
+    def size(self) -> int:
+        return len(self.layouts)
+
+
+def plan_mig(model: GpuModel | str, demand: Mapping[str, int], gpus_available: int | None = None,
              catalogue: Catalogue | None = None) -> PlanResult:
     """The fewest GPUs of `model` whose placeable layouts hold `demand`; see the module doc.
 
     Raises PolicyError for an unknown model or profile or a bad count. A demand that does not fit
     `gpus_available` is not an exception: the result has feasible=False and a message."""
-    # numpy/scipy are imported here, not at module level: every kueue-policy command imports this
-    # module through the compiler, and scipy.optimize alone costs ~0.7 s of start-up.
     started = time.perf_counter()
-    import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, linprog
-
-    cat = catalogue or load_catalogue()
-    gpu = validate_demand(model, demand, cat)
+    gpu = validate_demand(model, demand, catalogue)
     wanted = canonical_demand(gpu, demand)
-    model = gpu.name
     if gpus_available is not None and gpus_available < 0:
         raise PolicyError([Diagnostic(codes.MIG_BAD_DEMAND, f"--gpus must be >= 0, got {gpus_available}")])
     bounds = lower_bounds(gpu, wanted)
     if not wanted:
-        return PlanResult(model, {}, 0, [], 0, True, "", gpus_available, bounds)
+        return PlanResult(gpu.name, {}, 0, [], 0, True, "", gpus_available, bounds)
+    program = _program(gpu, wanted)
+    best_gpus, solution, relaxation = _fewest_gpus(program)                       # (a)
+    optimum_seconds = time.perf_counter() - started
+    bounds["linearRelaxation"] = int(math.ceil(relaxation.fun - 1e-7)) if relaxation.status == 0 else 0
+    lower = max(bounds.values())
+    solution, proven = _secondary_goals(program, best_gpus, solution, relaxation)  # (b), (c)
+    plan = _checked_plan(gpu, program, solution)
+    feasible = gpus_available is None or best_gpus <= gpus_available
+    message = "" if feasible else (
+        f"the MIG demand needs {best_gpus} {gpu.name} GPUs (lower bound {lower}), "
+        f"only {gpus_available} available")
+    return PlanResult(gpu.name, dict(sorted(wanted.items())), best_gpus, plan, lower, feasible,
+                      message, gpus_available, bounds, proven, optimum_seconds)
+
+
+def _program(gpu: GpuModel, wanted: Mapping[str, int]) -> _Program:
+    """Candidate layouts and the covering program over them.
+
+    Every feasible layout is contained in a maximal one (maximal among the demanded profiles),
+    and surplus instances are allowed, so maximal layouts lose nothing for (a) and (b); the
+    shipped configs are added so that (c) can prefer them."""
+    # numpy/scipy are imported here, not at module level: every kueue-policy command imports this
+    # module through the compiler, and scipy.optimize alone costs ~0.7 s of start-up.
+    import numpy as np
 
     names = sorted(wanted)
-    # Every feasible layout is contained in a maximal one (maximal among the demanded profiles),
-    # and surplus instances are allowed, so maximal layouts lose nothing for (a) and (b); the
-    # shipped configs are added so that (c) can prefer them.
-    feasible = feasible_layouts(gpu, names, cat)
+    feasible = feasible_layouts(gpu, names)
     shipped = {layout for layout in _shipped(gpu) if all(name in wanted for name, _ in layout)}
     layouts = sorted(set(maximal_layouts(feasible)) | shipped)
     matrix = np.array([[dict(layout).get(p, 0) for layout in layouts] for p in names], dtype=float)
     need = np.array([wanted[p] for p in names], dtype=float)
-    n = len(layouts)
     # More copies of a layout than max over its profiles of ceil(demand / per-GPU count) are never
     # useful (dropping one still covers): a tight upper bound per variable.
     useful = np.array([max(math.ceil(wanted[p] / c) for p, c in layout) for layout in layouts],
                       dtype=float)
+    return _Program(layouts, shipped, matrix, need, useful)
 
-    # (a) fewest GPUs.
-    cover = LinearConstraint(matrix, lb=need, ub=np.inf)
+
+def _fewest_gpus(program: _Program):
+    """(a): the proven fewest GPUs, one plan with that many, and the LP relaxation (its bound and
+    duals serve the later steps)."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, linprog
+
+    n = program.size
+    cover = LinearConstraint(program.matrix, lb=program.need, ub=np.inf)
     with _quiet_native_output():
-        result = _solve(np.ones(n), np.ones(n), Bounds(0, useful), [cover], None)
-        relaxation = linprog(np.ones(n), A_ub=-matrix, b_ub=-need, bounds=(0, None), method="highs")
+        result = _solve(np.ones(n), np.ones(n), Bounds(0, program.useful), [cover], None)
+        relaxation = linprog(np.ones(n), A_ub=-program.matrix, b_ub=-program.need, bounds=(0, None),
+                             method="highs")
     if result.status != 0 or result.x is None:     # cannot happen: one instance per GPU always fits
         raise RuntimeError(f"MIG planner: the solver failed ({result.message})")
-    best_gpus = int(round(result.fun))
-    optimum_seconds = time.perf_counter() - started
-    bounds["linearRelaxation"] = int(math.ceil(relaxation.fun - 1e-7)) if relaxation.status == 0 else 0
-    lower = max(bounds.values())
-    solution = np.round(result.x).astype(int)
+    return int(round(result.fun)), np.round(result.x).astype(int), relaxation
 
-    # Reduced-cost fixing (exact): with LP duals d >= 0 and reduced costs r = 1 - d.A >= 0, every
-    # cover x satisfies sum(x) >= d.need + r.x, so a plan with best_gpus GPUs has
-    # r_L * x_L <= best_gpus - LP for each layout. Layouts with a larger reduced cost cannot
-    # appear in any optimal plan; the others get a tighter bound. This keeps (b) and (c) small.
-    caps = np.minimum(useful, float(best_gpus))
+
+def _layout_caps(program: _Program, best_gpus: int, relaxation):
+    """Per layout, the most copies an optimal plan can hold.
+
+    Reduced-cost fixing (exact): with LP duals d >= 0 and reduced costs r = 1 - d.A >= 0, every
+    cover x satisfies sum(x) >= d.need + r.x, so a plan with best_gpus GPUs has
+    r_L * x_L <= best_gpus - LP for each layout. Layouts with a larger reduced cost cannot
+    appear in any optimal plan; the others get a tighter bound. This keeps (b) and (c) small."""
+    import numpy as np
+
+    caps = np.minimum(program.useful, float(best_gpus))
     if relaxation.status == 0:
         duals = -np.asarray(relaxation.ineqlin.marginals)
-        reduced = 1.0 - duals @ matrix
+        reduced = 1.0 - duals @ program.matrix
         slack = best_gpus - relaxation.fun + 1e-7
-        for i in range(n):
+        for i in range(program.size):
             if reduced[i] > 1e-9:
                 caps[i] = min(caps[i], math.floor(slack / reduced[i]))
+    return caps
 
-    # (b) fewest distinct layouts with exactly best_gpus GPUs: x_L <= useful_L * y_L.
-    proven = True
+
+def _secondary_goals(program: _Program, best_gpus: int, solution, relaxation):
+    """(b) fewest distinct layouts with exactly best_gpus GPUs (x_L <= cap_L * y_L), then (c).
+    Returns the plan and whether both goals were proven within the node limit."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint
+
+    n = program.size
+    caps = _layout_caps(program, best_gpus, relaxation)
     link = LinearConstraint(np.hstack([np.eye(n), -np.diag(caps)]), lb=-np.inf, ub=0)
-    cover2 = LinearConstraint(np.hstack([matrix, np.zeros_like(matrix)]), lb=need, ub=np.inf)
+    cover = LinearConstraint(np.hstack([program.matrix, np.zeros_like(program.matrix)]), lb=program.need, ub=np.inf)
     total = LinearConstraint(np.hstack([np.ones((1, n)), np.zeros((1, n))]), lb=best_gpus, ub=best_gpus)
     var_bounds = Bounds(np.zeros(2 * n), np.concatenate([caps, np.ones(n)]))
-    integrality = np.ones(2 * n)
-    distinct_cost = np.concatenate([np.zeros(n), np.ones(n)])
     with _quiet_native_output():
-        second = _solve(distinct_cost, integrality, var_bounds, [cover2, total, link],
-                        SECONDARY_NODE_LIMIT)
-    if second.x is not None and second.status in (0, 1):
-        proven &= second.status == 0
-        best_distinct = int(round(second.fun))
-        candidate = np.round(second.x[:n]).astype(int)
-        if np.count_nonzero(candidate) <= np.count_nonzero(solution):
-            solution = candidate
-        # (c) with that many distinct layouts: most GPUs on configs NVIDIA ships. Skipped when
-        # (b) already puts every GPU on one (nothing to improve).
-        # The search is over the layouts of (b)'s plan plus the shipped configs: a tie-break
-        # among equally good plans, kept small so that it never dominates the run time.
-        off_shipped = np.array([0.0 if layouts[i] in shipped else 1.0 for i in range(n)])
-        if float(off_shipped @ solution) > 0:
-            distinct = LinearConstraint(np.concatenate([np.zeros(n), np.ones(n)])[None, :],
-                                        lb=-np.inf, ub=best_distinct)
-            allowed = np.array([1.0 if solution[i] or layouts[i] in shipped else 0.0 for i in range(n)])
-            third_bounds = Bounds(np.zeros(2 * n), np.concatenate([caps * allowed, allowed]))
-            with _quiet_native_output():
-                third = _solve(np.concatenate([off_shipped, np.zeros(n)]), integrality, third_bounds,
-                               [cover2, total, link, distinct], SECONDARY_NODE_LIMIT)
-            if third.x is not None and third.status in (0, 1):
-                proven &= third.status == 0
-                candidate = np.round(third.x[:n]).astype(int)
-                if float(off_shipped @ candidate) <= float(off_shipped @ solution):
-                    solution = candidate
-            else:
-                proven = False
-    else:
-        proven = False
+        second = _solve(np.concatenate([np.zeros(n), np.ones(n)]), np.ones(2 * n), var_bounds,
+                        [cover, total, link], SECONDARY_NODE_LIMIT)
+    if second.x is None or second.status not in (0, 1):
+        return solution, False
+    candidate = np.round(second.x[:n]).astype(int)
+    if np.count_nonzero(candidate) <= np.count_nonzero(solution):
+        solution = candidate
+    solution, third_proven = _prefer_shipped(program, caps, solution, int(round(second.fun)),
+                                             [cover, total, link])
+    return solution, second.status == 0 and third_proven
 
-    plan = [LayoutCount(int(solution[i]), dict(layouts[i])) for i in range(n) if solution[i]]
+
+def _prefer_shipped(program: _Program, caps, solution, best_distinct: int, constraints: list):
+    """(c) with that many distinct layouts: most GPUs on configs NVIDIA ships. Skipped when (b)
+    already puts every GPU on one (nothing to improve). The search is over the layouts of (b)'s
+    plan plus the shipped configs: a tie-break among equally good plans, kept small so that it
+    never dominates the run time."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint
+
+    n = program.size
+    off_shipped = np.array([0.0 if program.layouts[i] in program.shipped else 1.0 for i in range(n)])
+    if float(off_shipped @ solution) <= 0:
+        return solution, True
+    distinct = LinearConstraint(np.concatenate([np.zeros(n), np.ones(n)])[None, :], lb=-np.inf, ub=best_distinct)
+    allowed = np.array([1.0 if solution[i] or program.layouts[i] in program.shipped else 0.0 for i in range(n)])
+    third_bounds = Bounds(np.zeros(2 * n), np.concatenate([caps * allowed, allowed]))
+    with _quiet_native_output():
+        third = _solve(np.concatenate([off_shipped, np.zeros(n)]), np.ones(2 * n), third_bounds,
+                       [*constraints, distinct], SECONDARY_NODE_LIMIT)
+    if third.x is None or third.status not in (0, 1):
+        return solution, False
+    candidate = np.round(third.x[:n]).astype(int)
+    if float(off_shipped @ candidate) <= float(off_shipped @ solution):
+        solution = candidate
+    return solution, third.status == 0
+
+
+def _checked_plan(gpu: GpuModel, program: _Program, solution) -> list[LayoutCount]:
+    plan = [LayoutCount(int(solution[i]), dict(program.layouts[i])) for i in range(program.size) if solution[i]]
     plan.sort(key=lambda lc: (-lc.count, sorted(lc.profiles.items())))
     for layout in plan:     # belt and braces: every emitted layout has a placement
         if find_placement(gpu, layout.profiles) is None:
             raise RuntimeError(f"MIG planner produced an unplaceable layout {layout.profiles}")
-    feasible = gpus_available is None or best_gpus <= gpus_available
-    message = "" if feasible else (
-        f"the MIG demand needs {best_gpus} {model} GPUs (lower bound {lower}), "
-        f"only {gpus_available} available")
-    return PlanResult(model, dict(sorted(wanted.items())), best_gpus, plan, lower, feasible,
-                      message, gpus_available, bounds, proven, optimum_seconds)
+    return plan
 
 
-def first_fit_decreasing(model: str, demand: Mapping[str, int],
+def first_fit_decreasing(model: GpuModel | str, demand: Mapping[str, int],
                          catalogue: Catalogue | None = None) -> list[dict[str, int]]:
     """Baseline heuristic (for benchmarks): biggest instances first, each onto the first GPU
     where it still fits (checked by placement), else a new GPU. Not optimal."""
-    cat = catalogue or load_catalogue()
-    gpu = validate_demand(model, demand, cat)
+    gpu = validate_demand(model, demand, catalogue)
     demand = canonical_demand(gpu, demand)
     order = sorted((n for n, c in demand.items() if c),
                    key=lambda n: (-gpu.profiles[n].memory_slices, -gpu.profiles[n].compute_slices, n))

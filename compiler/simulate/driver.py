@@ -32,7 +32,7 @@ from compiler.evaluator import load_manifests
 from compiler.evaluator.models import Workload
 from compiler.evaluator.scheduler import Engine
 from compiler.mig.catalogue import load_catalogue
-from compiler.model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
+from compiler.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
 from compiler.resolve import profile_for_memory
 from compiler.simulate.trace import Trace, TraceJob
 

@@ -12,7 +12,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from compiler.model import ResolvedCluster
+from compiler.resolved_model import ResolvedCluster
 
 DISTRIBUTIONS = ("exponential", "lognormal", "fixed")
 SHAPE_FIELDS = ("replicas", "gpus", "mig", "gpuMemory", "cpu", "memory", "priority")

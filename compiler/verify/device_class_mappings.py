@@ -51,11 +51,7 @@ def verify_device_class_mappings(fragment: dict[str, Any], *, kueue_version: str
     in `featureGates` take their default at `kueue_version`. Problems carry index -1 and kind
     "Configuration"; field paths start at `resources.deviceClassMappings`.
     """
-    kueue = parse_version(kueue_version, "Kueue version")
-    gates = _default_gates(kueue)
-    declared = fragment.get("featureGates") if isinstance(fragment, dict) else None
-    if isinstance(declared, dict):
-        gates.update({k: bool(v) for k, v in declared.items()})
+    gates = _gates(fragment, kueue_version)
     meta = fragment.get("metadata") if isinstance(fragment, dict) and isinstance(fragment.get("metadata"), dict) else {}
     name = str(meta.get("name", ""))
     namespace = str(meta.get("namespace", ""))
@@ -74,10 +70,8 @@ def verify_device_class_mappings(fragment: dict[str, Any], *, kueue_version: str
     if len(mappings) > MAX_MAPPINGS:
         add(base, f"deviceClassMappings: Too many: {len(mappings)}: must have at most {MAX_MAPPINGS} items",
             "dcm.tooMany")
-
     seen_names: set[str] = set()
-    class_to_resource: dict[str, str] = {}
-    class_counters: dict[str, set[str]] = {}
+    owners = _ClassOwners()
     for idx, mapping in enumerate(mappings):
         mpath = f"{base}[{idx}]"
         if not isinstance(mapping, dict):
@@ -85,75 +79,104 @@ def verify_device_class_mappings(fragment: dict[str, Any], *, kueue_version: str
             continue
         for key in sorted(set(mapping) - _MAPPING_FIELDS):
             add(f"{mpath}.{key}", f'strict decoding error: unknown field "{mpath}.{key}"', "dcm.unknownField")
-        resource = mapping.get("name")
-        if not isinstance(resource, str) or not resource:
-            add(f"{mpath}.name", "name: Required value: the logical resource name quota is written in",
-                "dcm.name.required")
-            resource = ""
-        else:
-            errs = k8s_names.qualified_name(resource)
-            if errs:
-                add(f"{mpath}.name", f'name: Invalid value: "{resource}": {"; ".join(errs)}', "dcm.name.invalid")
-            if len(resource) > MAX_NAME:
-                add(f"{mpath}.name", f'name: Invalid value: "{resource}": must not exceed {MAX_NAME} characters',
-                    "dcm.name.tooLong")
-            if resource in seen_names:
-                add(f"{mpath}.name", f'name: Duplicate value: "{resource}": another mapping already defines '
-                    "this resource name", "dcm.name.duplicate")
-            seen_names.add(resource)
-
-        classes = mapping.get("deviceClassNames")
-        if classes is None or classes == []:
-            add(f"{mpath}.deviceClassNames", "deviceClassNames: Required value: at least one device class name "
-                "is required", "dcm.classes.required")
-            classes = []
-        elif not isinstance(classes, list):
-            add(f"{mpath}.deviceClassNames", "deviceClassNames: Invalid value: must be a list of DeviceClass names",
-                "dcm.type")
-            classes = []
-        if len(classes) > MAX_CLASSES:
-            add(f"{mpath}.deviceClassNames", f"deviceClassNames: Too many: {len(classes)}: must have at most "
-                f"{MAX_CLASSES} items", "dcm.classes.tooMany")
-
-        sources = mapping.get("sources") or []
-        counter_name = ""
-        if isinstance(sources, list) and sources and isinstance(sources[0], dict) and \
-                isinstance(sources[0].get("counter"), dict):
-            counter_name = str(sources[0]["counter"].get("name", ""))
-
-        seen_classes: set[str] = set()
-        for dc_idx, device_class in enumerate(classes):
-            dpath = f"{mpath}.deviceClassNames[{dc_idx}]"
-            if not isinstance(device_class, str):
-                add(dpath, f"deviceClassNames[{dc_idx}]: Invalid value: must be a string", "dcm.type")
-                continue
-            errs = k8s_names.qualified_name(device_class)
-            if errs:
-                add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": {"; ".join(errs)}',
-                    "dcm.class.invalid")
-            if len(device_class) > MAX_NAME:
-                add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": must not exceed '
-                    f"{MAX_NAME} characters", "dcm.class.tooLong")
-            if device_class in seen_classes:
-                add(dpath, f'deviceClassNames[{dc_idx}]: Duplicate value: "{device_class}"', "dcm.class.duplicate")
-            seen_classes.add(device_class)
-            existing = class_to_resource.get(device_class)
-            if existing is None:
-                class_to_resource[device_class] = resource
-                class_counters[device_class] = {counter_name} if counter_name else set()
-            elif existing != resource:
-                counters = class_counters[device_class]
-                if not counter_name or not counters:
-                    add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": device class already '
-                        f"mapped to resource {existing}", "dcm.class.mappedTwice")
-                elif counter_name in counters:
-                    add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": device class already '
-                        f'has a counter source for counter "{counter_name}"', "dcm.class.counterTwice")
-                else:
-                    counters.add(counter_name)
-
+        resource = _resource_name(add, mapping.get("name"), mpath, seen_names)
+        _class_names(add, _class_list(add, mapping.get("deviceClassNames"), mpath), mpath, resource,
+                     _first_counter(mapping.get("sources")), owners)
         _sources(add, mapping.get("sources"), f"{mpath}.sources", gates)
     return sorted(found, key=lambda p: (p.field_path, p.message))
+
+
+def _gates(fragment: Any, kueue_version: str) -> dict[str, bool]:
+    """The feature gates in effect: the fragment's `featureGates` over the version's defaults."""
+    gates = _default_gates(parse_version(kueue_version, "Kueue version"))
+    declared = fragment.get("featureGates") if isinstance(fragment, dict) else None
+    if isinstance(declared, dict):
+        gates.update({k: bool(v) for k, v in declared.items()})
+    return gates
+
+
+def _resource_name(add, resource: Any, mpath: str, seen_names: set[str]) -> str:
+    """The mapping's logical resource name ("" when missing), checked and recorded as seen."""
+    if not isinstance(resource, str) or not resource:
+        add(f"{mpath}.name", "name: Required value: the logical resource name quota is written in",
+            "dcm.name.required")
+        return ""
+    errs = k8s_names.qualified_name(resource)
+    if errs:
+        add(f"{mpath}.name", f'name: Invalid value: "{resource}": {"; ".join(errs)}', "dcm.name.invalid")
+    if len(resource) > MAX_NAME:
+        add(f"{mpath}.name", f'name: Invalid value: "{resource}": must not exceed {MAX_NAME} characters',
+            "dcm.name.tooLong")
+    if resource in seen_names:
+        add(f"{mpath}.name", f'name: Duplicate value: "{resource}": another mapping already defines '
+            "this resource name", "dcm.name.duplicate")
+    seen_names.add(resource)
+    return resource
+
+
+def _class_list(add, classes: Any, mpath: str) -> list:
+    if classes is None or classes == []:
+        add(f"{mpath}.deviceClassNames", "deviceClassNames: Required value: at least one device class name "
+            "is required", "dcm.classes.required")
+        return []
+    if not isinstance(classes, list):
+        add(f"{mpath}.deviceClassNames", "deviceClassNames: Invalid value: must be a list of DeviceClass names",
+            "dcm.type")
+        return []
+    if len(classes) > MAX_CLASSES:
+        add(f"{mpath}.deviceClassNames", f"deviceClassNames: Too many: {len(classes)}: must have at most "
+            f"{MAX_CLASSES} items", "dcm.classes.tooMany")
+    return classes
+
+
+def _first_counter(sources: Any) -> str:
+    """The counter name of the mapping's first source, when that source is a counter."""
+    if isinstance(sources, list) and sources and isinstance(sources[0], dict) and \
+            isinstance(sources[0].get("counter"), dict):
+        return str(sources[0]["counter"].get("name", ""))
+    return ""
+
+
+class _ClassOwners:
+    """Across all mappings: the resource each DeviceClass maps to, and the counters it is a
+    source for (one class may serve several resources only through different counters)."""
+
+    def __init__(self) -> None:
+        self.resource: dict[str, str] = {}
+        self.counters: dict[str, set[str]] = {}
+
+
+def _class_names(add, classes: list, mpath: str, resource: str, counter_name: str, owners: _ClassOwners) -> None:
+    seen_classes: set[str] = set()
+    for dc_idx, device_class in enumerate(classes):
+        dpath = f"{mpath}.deviceClassNames[{dc_idx}]"
+        if not isinstance(device_class, str):
+            add(dpath, f"deviceClassNames[{dc_idx}]: Invalid value: must be a string", "dcm.type")
+            continue
+        errs = k8s_names.qualified_name(device_class)
+        if errs:
+            add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": {"; ".join(errs)}',
+                "dcm.class.invalid")
+        if len(device_class) > MAX_NAME:
+            add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": must not exceed '
+                f"{MAX_NAME} characters", "dcm.class.tooLong")
+        if device_class in seen_classes:
+            add(dpath, f'deviceClassNames[{dc_idx}]: Duplicate value: "{device_class}"', "dcm.class.duplicate")
+        seen_classes.add(device_class)
+        existing = owners.resource.get(device_class)
+        if existing is None:
+            owners.resource[device_class] = resource
+            owners.counters[device_class] = {counter_name} if counter_name else set()
+        elif existing != resource:
+            counters = owners.counters[device_class]
+            if not counter_name or not counters:
+                add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": device class already '
+                    f"mapped to resource {existing}", "dcm.class.mappedTwice")
+            elif counter_name in counters:
+                add(dpath, f'deviceClassNames[{dc_idx}]: Invalid value: "{device_class}": device class already '
+                    f'has a counter source for counter "{counter_name}"', "dcm.class.counterTwice")
+            else:
+                counters.add(counter_name)
 
 
 def _sources(add, sources: Any, spath: str, gates: dict[str, bool]) -> None:

@@ -242,15 +242,36 @@ def compile_fast(schema: dict[str, Any]) -> Check:
     checks: list[Check] = []
     types = schema.get("type")
     if types is not None:
-        names = tuple(types) if isinstance(types, list) else (types,)
-        if names == ("string",):
-            checks.append(lambda v: isinstance(v, str))
-        elif names == ("object",):
-            checks.append(lambda v: isinstance(v, dict))
-        elif names == ("array",):
-            checks.append(lambda v: isinstance(v, list))
-        else:
-            checks.append(lambda v, names=names: any(_is_type(v, n) for n in names))
+        checks.append(_type_check(tuple(types) if isinstance(types, list) else (types,)))
+    checks += _value_checks(schema)
+    if "properties" in schema or "additionalProperties" in schema:
+        checks.append(_properties_check(schema))
+    checks += _array_checks(schema)
+    if len(checks) == 1:
+        return checks[0]
+
+    def check_all(v: Any) -> bool:
+        for c in checks:
+            if not c(v):
+                return False
+        return True
+    return check_all
+
+
+def _type_check(names: tuple[str, ...]) -> Check:
+    if names == ("string",):
+        return lambda v: isinstance(v, str)
+    if names == ("object",):
+        return lambda v: isinstance(v, dict)
+    if names == ("array",):
+        return lambda v: isinstance(v, list)
+    return lambda v: any(_is_type(v, n) for n in names)
+
+
+def _value_checks(schema: dict[str, Any]) -> list[Check]:
+    """enum, pattern, the length/size/number bounds and required keys (each holds for values of
+    the types it does not constrain)."""
+    checks: list[Check] = []
     if "enum" in schema:
         allowed = schema["enum"]
         checks.append(lambda v: any(type(v) is type(a) and v == a for a in allowed))
@@ -274,27 +295,36 @@ def compile_fast(schema: dict[str, Any]) -> Check:
     if "required" in schema:
         required = tuple(schema["required"])
         checks.append(lambda v: not isinstance(v, dict) or all(k in v for k in required))
-    if "properties" in schema or "additionalProperties" in schema:
-        props = {k: compile_fast(sub) for k, sub in schema.get("properties", {}).items()}
-        extra = schema.get("additionalProperties", True)
-        extra_check: Check | None = compile_fast(extra) if isinstance(extra, dict) else None
+    return checks
 
-        def check_props(v: Any) -> bool:
-            if not isinstance(v, dict):
-                return True
-            for key, item in v.items():
-                sub = props.get(key)
-                if sub is not None:
-                    if not sub(item):
-                        return False
-                elif extra is False:
-                    return False
-                elif extra_check is not None and not extra_check(item):
-                    return False
+
+def _properties_check(schema: dict[str, Any]) -> Check:
+    props = {k: compile_fast(sub) for k, sub in schema.get("properties", {}).items()}
+    extra = schema.get("additionalProperties", True)
+    extra_check: Check | None = compile_fast(extra) if isinstance(extra, dict) else None
+
+    def check_props(v: Any) -> bool:
+        if not isinstance(v, dict):
             return True
-        checks.append(check_props)
+        for key, item in v.items():
+            sub = props.get(key)
+            if sub is not None:
+                if not sub(item):
+                    return False
+            elif extra is False:
+                return False
+            elif extra_check is not None and not extra_check(item):
+                return False
+        return True
+    return check_props
+
+
+def _array_checks(schema: dict[str, Any]) -> list[Check]:
+    """items, and the CRD list types (map keys unique, set items unique)."""
+    checks: list[Check] = []
     if "items" in schema:
         item_check = compile_fast(schema["items"])
+
         def check_items(v: Any) -> bool:
             if isinstance(v, list):
                 for item in v:
@@ -314,15 +344,7 @@ def compile_fast(schema: dict[str, Any]) -> Check:
     if schema.get("x-list-set"):
         checks.append(lambda v: not isinstance(v, list) or
                       len({json.dumps(i, sort_keys=True) for i in v}) == len(v))
-    if len(checks) == 1:
-        return checks[0]
-
-    def check_all(v: Any) -> bool:
-        for c in checks:
-            if not c(v):
-                return False
-        return True
-    return check_all
+    return checks
 
 
 def check(validator: Draft202012Validator, instance: Any, fast: Check | None = None) -> list[SchemaViolation]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from compiler_testkit import CLUSTER, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import run_cli
 
 MIG_CLUSTER = CLUSTER.replace(

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from compiler_testkit import CLUSTER, TEAM_A, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import run_cli
 
 CLUSTER_NO_COHORTS = CLUSTER.replace("  cohorts:\n    - name: research\n", "")

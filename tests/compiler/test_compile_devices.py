@@ -7,7 +7,7 @@ import subprocess
 
 from ruamel.yaml import YAML
 
-from compiler_testkit import CLUSTER, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import run_cli
 
 yaml = YAML(typ="safe", pure=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler_testkit import CLUSTER, TEAM_A, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import run_cli
 
 

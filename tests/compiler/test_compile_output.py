@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from compiler.pipeline import PolicySource, compile_policy
-from compiler_testkit import CLUSTER, TEAM_A, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import REPO_ROOT, run_cli
 
 yaml = YAML(typ="safe", pure=True)
@@ -93,7 +93,7 @@ def test_example_kustomization_builds(tmp_path):
 ])
 def test_kueue_version_selects_the_api_version_and_both_are_valid_against_the_crds(
         tmp_path, kueue_crd_dir, kueue_version, api_version, cohort_field):
-    from verify_crd_oracle import CrdOracle
+    from kp_testing.verify_crd_oracle import CrdOracle
     cluster = CLUSTER.replace('kueueVersion: "0.19"', f'kueueVersion: "{kueue_version}"')
     out = compiled(tmp_path, {"cluster.yaml": cluster, "a.yaml": team("a", "namespaces: [a]\ngpus: {guaranteed: 8, burst: 4, lend: 2}"),
                               "b.yaml": team("b", "namespaces: [b, b2]\ngpus: {guaranteed: 4}\nweight: 2")})
@@ -253,19 +253,20 @@ def test_report_json_and_markdown(tmp_path):
     assert "| a | big | **borrowing** |" in markdown
 
 
-def test_verdicts_from_the_second_process_equal_the_single_process_ones(tmp_path):
-    # Large policies compute verdicts in a forked child while the parent verifies and renders.
+def test_files_from_the_second_process_equal_the_single_process_ones(tmp_path):
+    # Large policies render their files in a forked child while the parent verifies and judges.
     import sys
     sys.path.insert(0, str(REPO_ROOT / "bench"))
     from generate_policy import generate
 
-    from compiler.pipeline import PARALLEL_JUDGE_MIN_WORKLOADS
-    teams = PARALLEL_JUDGE_MIN_WORKLOADS // 3 + 5
+    from compiler.pipeline import PARALLEL_MIN_OBJECTS
+    teams = PARALLEL_MIN_OBJECTS // 3 + 5
     policy = generate(tmp_path / "policy", teams, 8, 20)
     forked = tmp_path / "forked"
     single = tmp_path / "single"
     assert run_cli("compile", str(policy), "--out", str(forked)).returncode == 0
     assert run_cli("compile", str(policy), "--out", str(single), env={"KUEUE_POLICY_JOBS": "1"}).returncode == 0
     assert snapshot(forked) == snapshot(single)
+    assert len([p for p in (forked / "big").rglob("*.yaml")]) >= PARALLEL_MIN_OBJECTS
     report = json.loads((forked / "big" / "report.json").read_text())
-    assert len(report["workloads"]) >= PARALLEL_JUDGE_MIN_WORKLOADS
+    assert len(report["workloads"]) == 3 * teams

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from compiler_testkit import CLUSTER, team, write_policy
+from kp_testing.policies import CLUSTER, team, write_policy
 from kp_testing import run_cli
 
 

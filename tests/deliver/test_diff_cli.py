@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.deliver.conftest import PolicyRepo, git, invoke
-from tests.deliver.forge_server import StandInForge
+from kp_testing.git_repos import PolicyRepo, git, invoke
+from kp_testing.forge_server import StandInForge
 
 
 def _change_beta(repo: PolicyRepo) -> None:
@@ -126,7 +126,7 @@ def test_a_repository_without_commits(tmp_path: Path) -> None:
     import shutil
     import subprocess
 
-    from tests.deliver.conftest import EXAMPLE_POLICY
+    from kp_testing.git_repos import EXAMPLE_POLICY
 
     subprocess.run(["git", "init", "-q", str(tmp_path / "new")], check=True)
     shutil.copytree(EXAMPLE_POLICY, tmp_path / "new" / "policies")

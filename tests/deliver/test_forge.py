@@ -12,7 +12,7 @@ import pytest
 
 from compiler.deliver.forge import ChangeRequest, GitHubForge, GitLabForge, forge_from_environment
 from compiler.errors import EnvironmentFailure
-from tests.deliver.forge_server import StandInForge
+from kp_testing.forge_server import StandInForge
 
 TOKEN = "ghp_s3cr3t-token-value-0123456789"
 

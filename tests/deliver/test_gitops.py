@@ -13,7 +13,7 @@ import lupa
 import pytest
 import yaml
 
-from compiler.gitops import (
+from compiler.gitops_wiring import (
     ARGOCD_CLUSTERQUEUE_HEALTH_LUA,
     GitopsCluster,
     codeowners,

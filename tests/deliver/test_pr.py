@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.deliver.conftest import PolicyRepo, git, invoke
-from tests.deliver.forge_server import StandInForge
+from kp_testing.git_repos import PolicyRepo, git, invoke
+from kp_testing.forge_server import StandInForge
 
 TOKEN = "ghs_0123456789abcdefSECRET"
 BRANCH = "kueue-policy/all"

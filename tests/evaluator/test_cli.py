@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from tests.conftest import run_cli
+from kp_testing import run_cli
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from compiler.mig.catalogue import load_catalogue
 from compiler.mig.placement import (all_placements, check_layout, feasible_layouts, find_placement,
                                     maximal_layouts)
-from mig.oracle import brute_force_placeable
+from kp_testing.mig_oracle import brute_force_placeable
 
 CATALOGUE = load_catalogue()
 H100 = CATALOGUE.model("H100-80GB")

@@ -9,7 +9,7 @@ from compiler.errors import PolicyError
 from compiler.mig.catalogue import load_catalogue
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import first_fit_decreasing, lower_bounds, plan_mig
-from mig.oracle import fewest_distinct_layouts, minimum_gpus
+from kp_testing.mig_oracle import fewest_distinct_layouts, minimum_gpus
 
 CATALOGUE = load_catalogue()
 

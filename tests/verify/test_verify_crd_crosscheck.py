@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from compiler import codes
 from compiler.verify import kueue_spec, verify_objects
-from verify_crd_oracle import CrdOracle, convert
-from verify_strategies import BY_KIND, V1BETA1, V1BETA2, with_unknown_field
+from kp_testing.verify_crd_oracle import CrdOracle, convert
+from kp_testing.verify_strategies import BY_KIND, V1BETA1, V1BETA2, with_unknown_field
 
 VERSIONS = (V1BETA1, V1BETA2)
 KINDS = tuple(kueue_spec.KINDS)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from compiler.verify import kueue_spec
 from compiler.verify.schema_check import KubernetesValidator, compile_fast
-from verify_strategies import BY_KIND, V1BETA1, V1BETA2, with_unknown_field
+from kp_testing.verify_strategies import BY_KIND, V1BETA1, V1BETA2, with_unknown_field
 
 
 @pytest.mark.parametrize("version", [V1BETA1, V1BETA2])

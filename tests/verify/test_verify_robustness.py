@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.verify import ObjectProblem, verify_device_class_mappings, verify_objects
-from verify_strategies import BY_KIND, V1BETA1, V1BETA2
+from kp_testing.verify_strategies import BY_KIND, V1BETA1, V1BETA2
 
 JSON = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False),

@@ -65,9 +65,3 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     if not folder.exists():
         return {}
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-# The CRD oracle (real Kueue CRDs -> JSON Schema + CEL) lives with the verify tests.
-import sys as _sys  # noqa: E402
-
-_sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "verify"))

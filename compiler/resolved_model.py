@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from compiler.mig.catalogue import GpuModel, load_catalogue
 from compiler.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
 from compiler.validate import Located
 
@@ -43,6 +44,11 @@ class ResolvedPool:
     @property
     def is_mig(self) -> bool:
         return self.spec.is_mig
+
+    @property
+    def gpu_model(self) -> GpuModel | None:
+        """The catalogue's entry for the pool's GPU model (None for a model it does not know)."""
+        return load_catalogue().model(self.spec.gpu)
 
     @property
     def capacity_class(self) -> str:

@@ -1,4 +1,9 @@
-"""Helpers every test area shares (importable as `kp_testing`: tests/ is on pytest's pythonpath)."""
+"""Helpers every test area shares: the one way tests import helpers (`from kp_testing import run_cli`,
+`from kp_testing.policies import team`): tests/ is on pytest's pythonpath (pyproject.toml).
+
+Modules: policies (small policies written to real files), git_repos (real git repositories and the
+CLI run in one), forge_server (a stand-in GitHub/GitLab API), verify_crd_oracle and
+verify_strategies (Kueue's CRDs as an oracle, hypothesis strategies), mig_oracle (brute force)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DIR = Path(os.environ.get("KUEUE_POLICY_SHARED", REPO_ROOT.parent / "shared"))
 
 
