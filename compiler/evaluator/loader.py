@@ -27,6 +27,11 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 # Kueue's default managedJobsNamespaceSelector leaves these namespaces' jobs alone.
 UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
+# Kinds Kueue integrates (pkg/controller/jobs) that have no adapter in compiler/evaluator/jobs.
+KUEUE_INTEGRATIONS_NOT_MODELLED = {
+    ("apps", "Deployment"), ("apps", "StatefulSet"), ("ray.io", "RayService"),
+    ("workload.codeflare.dev", "AppWrapper"), ("sparkoperator.k8s.io", "SparkApplication"),
+}
 
 IGNORED_KINDS = {
     # Kinds a cluster export commonly holds that do not change admission.
@@ -131,13 +136,12 @@ class _Loader:
         group = _group(api_version)
         if adapter_for(group, kind) is not None:
             doc = self.names.name_generated(doc)
-        meta = doc.get("metadata")
-        if not self._metadata_ok(doc, kind, group, where):
-            return
         handler = self._handler(group, kind)
         if handler is None:
             if kind not in IGNORED_KINDS:
-                self._unknown_kind(doc, kind, api_version, meta, where)
+                self._unknown_kind(kind, api_version, doc.get("metadata"), where)
+            return
+        if not self._metadata_ok(doc, kind, group, where):
             return
         if kind not in ("Configuration",) and not self._first_time(doc, where):
             return
@@ -183,17 +187,19 @@ class _Loader:
             ("trainer.kubeflow.org", "ClusterTrainingRuntime"): self.training_runtime,
         }.get((group, kind))
 
-    def _unknown_kind(self, doc: dict, kind: str, api_version: str, meta: object,
-                      where: SourcePosition | None) -> None:
+    def _unknown_kind(self, kind: str, api_version: str, meta: object, where: SourcePosition | None) -> None:
         name = meta.get("name") or meta.get("generateName") if isinstance(meta, dict) else None
         labels = meta.get("labels") if isinstance(meta, dict) else None
         queue = labels.get(QUEUE_LABEL) if isinstance(labels, dict) else None
         what = f"{kind} ({api_version}){' ' + str(name) if name else ''}"
         if queue:
             # A job the user meant for Kueue: say plainly that nothing of it is evaluated.
+            also = " (Kueue v0.19 integrates it; this engine does not model it yet)" \
+                if (_group(api_version), kind) in KUEUE_INTEGRATIONS_NOT_MODELLED else ""
             self.warn(codes.EVAL_UNKNOWN_KIND,
                       f"{what} carries the label {QUEUE_LABEL}={queue} but the admission engine has no "
-                      f"adapter for kind {kind}; it is not evaluated (kinds evaluated: {_kinds_text()})", where)
+                      f"adapter for kind {kind}{also}; it is not evaluated (kinds evaluated: {_kinds_text()})",
+                      where)
             return
         self.warn(codes.EVAL_UNKNOWN_KIND, f"unknown kind {what}: not used by the admission engine; skipped",
                   where)

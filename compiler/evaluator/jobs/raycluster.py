@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import copy
 
-from compiler.evaluator.podspec import larger_quantity
 from compiler.evaluator.jobs.base import (
     Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Rejected, Unusable, int_or, items, mapping,
     one_workload, times,
 )
+from compiler.evaluator.podspec import larger_quantity
 
 MAX_POD_SETS = 18
 FT_ANNOTATION = "ray.io/ft-enabled"
