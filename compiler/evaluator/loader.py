@@ -17,7 +17,7 @@ from compiler.evaluator.models import (
     ResourceQuota, Workload,
 )
 from compiler.evaluator.jobs import JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds
-from compiler.evaluator.jobs.base import GeneratedNames, template_priority_class
+from compiler.evaluator.jobs.base import GeneratedNames, framework_name, template_priority_class
 from compiler.evaluator.jobs.pod import POD_GROUP_LABEL, group_workload
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
 from compiler.evaluator.quantity import QuantityError, parse_decimal, to_units
@@ -111,6 +111,9 @@ class _Loader:
         self.default_pod_priority = 0  # the globalDefault PriorityClass's value, if any
         self.names = GeneratedNames()
         self.job_context = JobContext()
+        # integrations.frameworks of the input's Configuration; None (no Configuration, or none
+        # listed) evaluates every kind an adapter knows.
+        self.frameworks: set[str] | None = None
         self.pods: list[tuple[dict, SourcePosition | None]] = []
         self._group_cache: dict[int, tuple[list, list[ResourceGroup]]] = {}
 
@@ -207,8 +210,11 @@ class _Loader:
     def _guarded(self, handler, doc: dict, where: SourcePosition | None, *extra):
         try:
             return handler(doc, where, *extra)
-        except _Skip as error:
+        except (_Skip, Unusable) as error:
             self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {error}; skipped", where)
+        except Rejected as refusal:
+            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: Kueue's admission webhook rejects it ({refusal}); "
+                      "skipped", where)
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as error:
             # A field of the wrong type somewhere (a string where a mapping belongs, ...): the
             # API server would have refused the object, so it cannot be in a real export.
@@ -434,6 +440,9 @@ class _Loader:
             if isinstance(mapping, dict) and mapping.get("name"):
                 for device_class in mapping.get("deviceClassNames") or []:
                     config.device_class_mappings[str(device_class)] = str(mapping["name"])
+        integrations = doc.get("integrations")
+        frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+        self.frameworks = {str(f) for f in frameworks} if isinstance(frameworks, list) else None
         self.state.configuration = config
 
     # ---- workloads -------------------------------------------------------------------------
@@ -470,7 +479,8 @@ class _Loader:
     def owned_by_managed_job(self, meta: dict) -> bool:
         """A job whose controller (a JobSet's Job, a Job's Pod, ...) is itself a kind Kueue
         manages: Kueue admits the owner, never the child."""
-        for ref in meta.get("ownerReferences") or []:
+        refs = meta.get("ownerReferences")
+        for ref in refs if isinstance(refs, list) else []:
             if isinstance(ref, dict) and ref.get("controller") is True and isinstance(ref.get("apiVersion"), str) \
                     and adapter_for(_group(ref["apiVersion"]), str(ref.get("kind"))) is not None:
                 return True
@@ -586,16 +596,20 @@ class _Loader:
         queue = self.queue_of(meta)
         if not queue or self.owned_by_managed_job(meta):
             return []  # not managed by Kueue
-        adapter = adapter_for(_group(doc["apiVersion"]), doc["kind"])
-        try:
-            job = JobObject.of(doc)
-            specs = adapter.build(job, self.job_context)
-        except Rejected as refusal:
-            raise _Skip(f"Kueue's admission webhook rejects it ({refusal})") from None
-        except Unusable as problem:
-            raise _Skip(str(problem)) from None
+        if not self.integration_enabled(doc, where):
+            return []
+        job = JobObject.of(doc)
+        specs = adapter_for(job.group, job.kind).build(job, self.job_context)
         created = _parse_time(meta.get("creationTimestamp")) or EPOCH
         return [self.job_workload(job, spec, queue, created, doc, where, dra) for spec in specs]
+
+    def integration_enabled(self, doc: dict, where: SourcePosition | None) -> bool:
+        framework = framework_name(_group(doc["apiVersion"]), doc["kind"])
+        if self.frameworks is None or framework in self.frameworks:
+            return True
+        self.warn(codes.EVAL_UNKNOWN_KIND, f"{_describe(doc)}: the Configuration does not enable the integration "
+                  f"{framework} (integrations.frameworks); Kueue leaves it alone", where)
+        return False
 
     def job_workload(self, job: JobObject, spec: JobWorkload, queue: str, created: datetime, doc: dict,
                      where: SourcePosition | None, dra: DraContext) -> Workload:
@@ -656,14 +670,19 @@ class _Loader:
         groups: dict[tuple[str, str], list[tuple[dict, SourcePosition | None]]] = {}
         for doc, where in self.pods:
             meta = doc["metadata"]
-            if not self.queue_of(meta) or self.owned_by_managed_job(meta):
+            if not self.queue_of(meta) or self.owned_by_managed_job(meta) or not self.integration_enabled(doc, where):
                 continue
             group = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
             if group:
                 groups.setdefault((meta.get("namespace") or "default", group), []).append((doc, where))
                 continue
             self.state.workloads.extend(self._guarded(self.build_job, doc, where, dra) or [])
+        built = {workload.key for workload in self.state.workloads}
         for (ns, group), members in sorted(groups.items()):
+            if f"{ns}/{group}" in built:
+                # The group's Workload is already here: a LeaderWorkerSet's group (its pods carry
+                # the Workload's name as group name) or the Workload object of an export.
+                continue
             workload = self._guarded(self.pod_group, members[0][0], members[0][1], dra, members, group)
             if workload is not None:
                 self.state.workloads.append(workload)

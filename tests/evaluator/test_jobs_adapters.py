@@ -236,3 +236,25 @@ def test_unknown_kind_with_queue_label_is_reported_with_file_and_line(tmp_path) 
            "kueue.x-k8s.io/queue-name=lq but the admission engine has no adapter for kind FancyJob" in proc.stderr
     assert f"{path}:8:1: warning[KP903]: Deployment (apps/v1) web- carries the label kueue.x-k8s.io/queue-name=lq " \
            "but the admission engine has no adapter for kind Deployment (Kueue v0.19 integrates it" in proc.stderr
+
+
+def test_configuration_frameworks_decide_which_kinds_kueue_manages() -> None:
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+              "integrations": {"frameworks": ["batch/job"]}}
+    job = obj("batch/v1", "Job", {"template": pod()}, name="a")
+    ray = obj("ray.io/v1", "RayCluster", ray_cluster(), name="b")
+    state, by_name = load(config, job, ray)
+    assert [w.kind for w in by_name.values()] == ["Job"]
+    assert "does not enable the integration ray.io/raycluster" in messages(state)
+    assert state.warnings[-1].position.line == 30
+
+
+def test_pods_of_a_leaderworkerset_group_are_not_counted_twice() -> None:
+    lws = obj("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet",
+              {"leaderWorkerTemplate": {"size": 2, "workerTemplate": pod()}}, uid="u")
+    group = workload_name("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "j-0", "u")
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"j-0-{i}", "namespace": "ns", "labels": {**Q, "kueue.x-k8s.io/pod-group-name": group},
+        "annotations": {"kueue.x-k8s.io/pod-group-total-count": "2"}}, "spec": pod()["spec"]} for i in range(2)]
+    state, by_name = load(lws, *pods)
+    assert list(by_name) == [group] and not state.warnings

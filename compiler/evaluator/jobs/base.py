@@ -112,6 +112,12 @@ class Adapter:
     build: Build
 
 
+def framework_name(group: str, kind: str) -> str:
+    """The name Kueue's Configuration lists in integrations.frameworks ("batch/job", "pod",
+    "kubeflow.org/pytorchjob", ...)."""
+    return f"{group}/{kind.lower()}" if group else kind.lower()
+
+
 def workload_name(kind: str, group: str, owner: str, uid: str, extra: str = "") -> str:
     """The Workload name Kueue's jobframework derives for an owner object."""
     text = "\n".join([kind, group, owner, uid] + ([extra] if extra else []))
