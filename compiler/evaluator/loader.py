@@ -11,14 +11,16 @@ from decimal import Decimal
 
 from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
+from compiler.evaluator.jobs import (
+    JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds,
+)
+from compiler.evaluator.jobs.base import GeneratedNames, framework_name, template_priority_class
+from compiler.evaluator.jobs.pod import POD_GROUP_LABEL, group_workload
 from compiler.evaluator.models import (
     EPOCH, Admission, ClusterQueue, ClusterState, Cohort, Configuration, FlavorFungibility,
     LocalQueue, PodSet, PodSetAdmission, PreemptionPolicy, ResourceFlavor, ResourceGroup,
     ResourceQuota, Workload,
 )
-from compiler.evaluator.jobs import JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds
-from compiler.evaluator.jobs.base import GeneratedNames, framework_name, template_priority_class
-from compiler.evaluator.jobs.pod import POD_GROUP_LABEL, group_workload
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
 from compiler.evaluator.quantity import QuantityError, parse_decimal, to_units
 
