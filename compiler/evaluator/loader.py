@@ -27,6 +27,7 @@ from compiler.evaluator.quantity import QuantityError, parse_decimal, to_units
 KUEUE_GROUP = "kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+PREBUILT_WORKLOAD = "kueue.x-k8s.io/prebuilt-workload-name"  # annotation (or label) on a job
 # Kueue's default managedJobsNamespaceSelector leaves these namespaces' jobs alone.
 UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
 # Kinds Kueue integrates (pkg/controller/jobs) that have no adapter in compiler/evaluator/jobs.
@@ -601,6 +602,14 @@ class _Loader:
         if not self.integration_enabled(doc, where):
             return []
         job = JobObject.of(doc)
+        prebuilt = job.annotations.get(PREBUILT_WORKLOAD) or job.labels.get(PREBUILT_WORKLOAD)
+        if prebuilt:
+            # The job runs under a Workload the user created; that object is what gets admitted.
+            namespaces = {job.namespace, "" if job.namespace == "default" else job.namespace}
+            if not any((KUEUE_GROUP, "Workload", ns, prebuilt) in self.seen for ns in namespaces):
+                self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: its prebuilt Workload {job.namespace}/{prebuilt} "
+                          f"({PREBUILT_WORKLOAD}) is not in the input; nothing to evaluate", where)
+            return []
         specs = adapter_for(job.group, job.kind).build(job, self.job_context)
         created = _parse_time(meta.get("creationTimestamp")) or EPOCH
         return [self.job_workload(job, spec, queue, created, doc, where, dra) for spec in specs]

@@ -258,3 +258,23 @@ def test_pods_of_a_leaderworkerset_group_are_not_counted_twice() -> None:
         "annotations": {"kueue.x-k8s.io/pod-group-total-count": "2"}}, "spec": pod()["spec"]} for i in range(2)]
     state, by_name = load(lws, *pods)
     assert list(by_name) == [group] and not state.warnings
+
+
+def test_templates_carry_placement_and_elastic_jobs_name_their_generation() -> None:
+    template = pod(nodeSelector={"pool": "a"}, tolerations=[{"key": "gpu", "operator": "Exists"}])
+    elastic = obj("batch/v1", "Job", {"template": template}, annotations={"kueue.x-k8s.io/elastic-job": "true"},
+                  generation=3, uid="u")
+    [(name, w)] = load(elastic)[1].items()
+    assert name == workload_name("Job", "batch", "j", "u", "3")
+    assert w.podsets[0].node_selector == {"pool": "a"} and w.podsets[0].tolerations[0]["key"] == "gpu"
+
+
+def test_a_job_with_a_prebuilt_workload_is_that_workload() -> None:
+    workload = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": "pre", "namespace": "ns"},
+                "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 2, "template": pod()}]}}
+    job = obj("batch/v1", "Job", {"template": pod()}, annotations={"kueue.x-k8s.io/prebuilt-workload-name": "pre"})
+    state, by_name = load(workload, job)
+    assert list(by_name) == ["pre"] and not state.warnings
+    state, by_name = load(job)
+    assert not by_name and "prebuilt Workload ns/pre" in messages(state)
