@@ -626,8 +626,6 @@ class _Loader:
                      where: SourcePosition | None, dra: DraContext) -> Workload:
         if not spec.podsets:
             raise _Skip("no pod sets could be derived from the job")
-        for note in spec.notes:
-            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {note}", where)
         problems: list[str] = []
         podsets = [self.make_podset(ps.name, ps.count, ps.min_count, ps.template, job.namespace, dra, problems)
                    for ps in spec.podsets]

@@ -53,9 +53,12 @@ def test_batch_job_count_min_parallelism_and_priority() -> None:
     assert w.podsets[0].per_pod == {"cpu": 1000} and w.queue_name == "lq" and w.namespace == "ns"
     bad = obj("batch/v1", "Job", {"template": pod()}, annotations={"kueue.x-k8s.io/job-min-parallelism": "two"})
     state, by_name = load(bad)
-    [w] = by_name.values()
-    assert shape(w) == {"main": 1} and w.podsets[0].min_count is None
-    assert "job-min-parallelism is not an integer" in messages(state)
+    assert not by_name and "webhook rejects it (metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: " \
+        "'two' is not an integer)" in messages(state)
+    too_big = obj("batch/v1", "Job", {"parallelism": 3, "template": pod()},
+                  annotations={"kueue.x-k8s.io/job-min-parallelism": "3"})
+    state, by_name = load(too_big)
+    assert not by_name and "3 should be between 0 and 2" in messages(state)
 
 
 def test_priority_order_label_then_class_then_global_default() -> None:

@@ -52,7 +52,6 @@ class JobWorkload:
     name: str
     podsets: list[PodSetSpec]
     priority_class: str | None = None
-    notes: tuple[str, ...] = ()  # things Kueue silently ignores, worth a warning here
 
 
 @dataclass(frozen=True)
@@ -134,8 +133,8 @@ def owner_workload_name(job: JobObject, extra: str | None = None) -> str:
 
 
 def one_workload(job: JobObject, podsets: list[PodSetSpec], priority_class: str | None = None,
-                 extra: str | None = None, notes: tuple[str, ...] = ()) -> list[JobWorkload]:
-    return [JobWorkload(owner_workload_name(job, extra), podsets, priority_class, notes)]
+                 extra: str | None = None) -> list[JobWorkload]:
+    return [JobWorkload(owner_workload_name(job, extra), podsets, priority_class)]
 
 
 def mapping(value: object, what: str) -> dict:
