@@ -605,14 +605,20 @@ class _Loader:
         prebuilt = job.annotations.get(PREBUILT_WORKLOAD) or job.labels.get(PREBUILT_WORKLOAD)
         if prebuilt:
             # The job runs under a Workload the user created; that object is what gets admitted.
-            namespaces = {job.namespace, "" if job.namespace == "default" else job.namespace}
-            if not any((KUEUE_GROUP, "Workload", ns, prebuilt) in self.seen for ns in namespaces):
+            if not self._workload_in_input(job.namespace, prebuilt):
                 self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: its prebuilt Workload {job.namespace}/{prebuilt} "
                           f"({PREBUILT_WORKLOAD}) is not in the input; nothing to evaluate", where)
             return []
         specs = adapter_for(job.group, job.kind).build(job, self.job_context)
         created = _parse_time(meta.get("creationTimestamp")) or EPOCH
-        return [self.job_workload(job, spec, queue, created, doc, where, dra) for spec in specs]
+        # In an export (`kubectl get jobs,workloads`) Kueue's own Workload of the job is there too,
+        # with its admission: that object stands for the job.
+        return [self.job_workload(job, spec, queue, created, doc, where, dra) for spec in specs
+                if not self._workload_in_input(job.namespace, spec.name)]
+
+    def _workload_in_input(self, namespace: str, name: str) -> bool:
+        namespaces = {namespace, "" if namespace == "default" else namespace}
+        return any((KUEUE_GROUP, "Workload", ns, name) in self.seen for ns in namespaces)
 
     def integration_enabled(self, doc: dict, where: SourcePosition | None) -> bool:
         framework = framework_name(_group(doc["apiVersion"]), doc["kind"])

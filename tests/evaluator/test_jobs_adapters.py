@@ -281,3 +281,16 @@ def test_a_job_with_a_prebuilt_workload_is_that_workload() -> None:
     assert list(by_name) == ["pre"] and not state.warnings
     state, by_name = load(job)
     assert not by_name and "prebuilt Workload ns/pre" in messages(state)
+
+
+def test_an_export_with_the_jobs_workload_keeps_kueues_workload_and_its_admission() -> None:
+    job = obj("batch/v1", "Job", {"parallelism": 2, "template": pod()}, uid="u")
+    name = workload_name("Job", "batch", "j", "u")
+    admitted = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": name, "namespace": "ns"},
+                "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 2, "template": pod()}]},
+                "status": {"conditions": [{"type": "QuotaReserved", "status": "True"}],
+                           "admission": {"clusterQueue": "cq", "podSetAssignments": [
+                               {"name": "main", "count": 2, "flavors": {"cpu": "f"}}]}}}
+    state, by_name = load(job, admitted)
+    assert list(by_name) == [name] and by_name[name].kind == "Workload" and by_name[name].admission
+    assert not state.warnings
