@@ -286,7 +286,8 @@ def test_a_job_with_a_prebuilt_workload_is_that_workload() -> None:
 def test_an_export_with_the_jobs_workload_keeps_kueues_workload_and_its_admission() -> None:
     job = obj("batch/v1", "Job", {"parallelism": 2, "template": pod()}, uid="u")
     name = workload_name("Job", "batch", "j", "u")
-    admitted = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": name, "namespace": "ns"},
+    admitted = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": name, "namespace": "ns"},
                 "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 2, "template": pod()}]},
                 "status": {"conditions": [{"type": "QuotaReserved", "status": "True"}],
                            "admission": {"clusterQueue": "cq", "podSetAssignments": [
