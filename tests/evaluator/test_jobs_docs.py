@@ -119,3 +119,21 @@ def test_real_kueue_doc_examples_when_available(tmp_path: Path) -> None:
         out, stderr = evaluate(cluster, example)
         assert "skipped" not in stderr, (example, stderr)
         assert out["workloads"] and all(w["status"] == "admitted" for w in out["workloads"]), (example, out)
+
+
+# Names and pod sets that Kueue v0.19.2's own Go code gives these examples (each integration's
+# PodSets() and GetWorkloadNameFor<Kind>(), run on the same YAML with a throwaway Go program
+# against sigs.k8s.io/kueue@v0.19.2): the Python adapters must give the same.
+KUEUE_GO_GAVE = {
+    "sample-pytorchjob.yaml": ("default/pytorchjob-pytorch-simple-be23d", {"master": 1, "worker": 1}),
+    "sample-mpijob.yaml": ("default/mpijob-pi-63358", {"launcher": 1, "worker": 2}),
+    "ray-job-sample.yaml": ("default/rayjob-rayjob-sample-fb770", {"head": 1, "small-group": 1, "submitter": 1}),
+    "ray-cluster-sample.yaml": ("default/raycluster-raycluster-complete-4fc72", {"head": 1, "small-group": 1}),
+}
+
+
+def test_names_and_pod_sets_are_the_ones_kueues_code_gives() -> None:
+    files = [DOCS / name for name in KUEUE_GO_GAVE]
+    out, _ = evaluate(CLUSTER, *files)
+    got = {w["name"]: w["count"] for w in out["workloads"]}
+    assert got == dict(KUEUE_GO_GAVE.values())
