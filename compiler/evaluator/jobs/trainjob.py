@@ -11,7 +11,8 @@ From the runtime's spec.template.spec.replicatedJobs, for each replicated job:
   `trainer.kubeflow.org/trainjob-ancestor-step: trainer`, mlPolicy.numNodes (default 1), replaced
   by the TrainJob's spec.trainer.numNodes; with an MPI policy the job named `node` takes
   spec.trainer.numNodes (minus 1 when runLauncherAsNode);
-* the trainer job runs as 1 replica; its container `node` gets spec.trainer.resourcesPerNode;
+* the trainer and initializer jobs run as 1 replica; the trainer's container `node` gets
+  spec.trainer.resourcesPerNode;
 * parallelism = completions = count, so the pod set count is replicas x count.
 spec.runtimePatches (node selectors and the like set by other controllers) are not applied.
 """
@@ -27,6 +28,8 @@ from compiler.evaluator.jobs.jobset import replicated_job_podsets
 
 TRAINER_GROUP = "trainer.kubeflow.org"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+# The Trainer runs these steps as one replica whatever the runtime says.
+ONE_REPLICA_STEPS = ("trainer", "dataset-initializer", "model-initializer")
 
 
 def runtime_spec(job: JobObject, context: JobContext) -> dict:
@@ -85,7 +88,7 @@ def child_replicated_jobs(job: JobObject, spec: dict) -> list:
         job_spec = rj.setdefault("template", {}).setdefault("spec", {})
         job_spec["parallelism"] = job_spec["completions"] = count
         is_trainer = _ancestor(rj) == "trainer"
-        if is_trainer:
+        if _ancestor(rj) in ONE_REPLICA_STEPS:
             rj["replicas"] = 1
         if (is_trainer or launcher_as_node and rj.get("name") == "node") and trainer.get("resourcesPerNode"):
             pod_spec = mapping(mapping(job_spec.get("template"), "template").get("spec"), "template.spec")
