@@ -1,8 +1,14 @@
 """The Kueue admission engine: what Kueue v0.19 would do with these objects and these jobs.
 
 A library of its own: it knows Kueue objects (ResourceFlavor, Cohort, ClusterQueue, LocalQueue,
-WorkloadPriorityClass, Workload, Namespace, Configuration, and the job kinds Kueue turns into
-Workloads: batch Job, JobSet, PyTorchJob, Pod), never policies.
+WorkloadPriorityClass, Workload, Namespace, Configuration), never policies, and the job kinds
+Kueue turns into Workloads, one adapter per integration in `jobs/`: batch Job, JobSet,
+PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob (v2beta1), TrainJob (with its
+TrainingRuntime / ClusterTrainingRuntime; without it the TrainJob is skipped with a warning, as
+Kueue creates no Workload then), RayJob, RayCluster, LeaderWorkerSet (one Workload per group),
+Pod and pod groups. Jobs with `metadata.generateName` and no name get a derived name (see
+`jobs.base.GeneratedNames`). Other objects carrying the queue-name label are reported, not
+evaluated.
 
 Public API (stable):
 

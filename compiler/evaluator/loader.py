@@ -6,12 +6,16 @@ only input that cannot be read at all is an error (see `reader.py`).
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime, timezone
 from fractions import Fraction
 
 from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
+from compiler.evaluator.jobs import (
+    JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds,
+)
+from compiler.evaluator.jobs.base import GeneratedNames, framework_name, template_priority_class
+from compiler.evaluator.jobs.pod import POD_GROUP_LABEL, group_workload
 from compiler.evaluator.models import (
     EPOCH, Admission, ClusterQueue, ClusterState, Cohort, Configuration, FlavorFungibility,
     LocalQueue, PodSet, PodSetAdmission, PreemptionPolicy, ResourceFlavor, ResourceGroup,
@@ -23,10 +27,14 @@ from compiler.quantity import QuantityError, parse_quantity, to_units
 KUEUE_GROUP = "kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
-POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
-POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
-ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
+PREBUILT_WORKLOAD = "kueue.x-k8s.io/prebuilt-workload-name"  # annotation (or label) on a job
+# Kueue's default managedJobsNamespaceSelector leaves these namespaces' jobs alone.
+UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
+# Kinds Kueue integrates (pkg/controller/jobs) that have no adapter in compiler/evaluator/jobs.
+KUEUE_INTEGRATIONS_NOT_MODELLED = {
+    ("apps", "Deployment"), ("apps", "StatefulSet"), ("ray.io", "RayService"),
+    ("workload.codeflare.dev", "AppWrapper"), ("sparkoperator.k8s.io", "SparkApplication"),
+}
 
 IGNORED_KINDS = {
     # Kinds a cluster export commonly holds that do not change admission.
@@ -81,6 +89,10 @@ def _parse_time(text: object) -> datetime | None:
         return None
 
 
+def _kinds_text() -> str:
+    return ", ".join(f"{kind}{'.' + group if group else ''}" for group, kind in registered_kinds())
+
+
 def _describe(doc: dict) -> str:
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     name = meta.get("name", "<unnamed>")
@@ -99,6 +111,12 @@ class _Loader:
         self.claim_templates: dict[tuple[str, str], dict] = {}
         self.device_classes: dict[str, dict] = {}
         self.pod_priority_classes: dict[str, int] = {}
+        self.default_pod_priority = 0  # the globalDefault PriorityClass's value, if any
+        self.names = GeneratedNames()
+        self.job_context = JobContext()
+        # integrations.frameworks of the input's Configuration; None (no Configuration, or none
+        # listed) evaluates every kind an adapter knows.
+        self.frameworks: set[str] | None = None
         self.pods: list[tuple[dict, SourcePosition | None]] = []
         self._group_cache: dict[int, tuple[list, list[ResourceGroup]]] = {}
 
@@ -121,65 +139,85 @@ class _Loader:
         if not isinstance(kind, str) or not isinstance(api_version, str):
             self.warn(codes.EVAL_MALFORMED, "object has no kind or apiVersion; skipped", where)
             return
+        group = _group(api_version)
+        if adapter_for(group, kind) is not None:
+            doc = self.names.name_generated(doc)
+        handler = self._handler(group, kind)
+        if handler is None:
+            if kind not in IGNORED_KINDS:
+                self._unknown_kind(kind, api_version, doc.get("metadata"), where)
+            return
+        if not self._metadata_ok(doc, kind, group, where):
+            return
+        if kind not in ("Configuration",) and not self._first_time(doc, where):
+            return
+        self._guarded(handler, doc, where)
+
+    def _metadata_ok(self, doc: dict, kind: str, group: str, where: SourcePosition | None) -> bool:
         meta = doc.get("metadata")
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta.get("name"):
-            if not (kind == "Configuration" and _group(api_version) == "config.kueue.x-k8s.io"):
+            if not (kind == "Configuration" and group == "config.kueue.x-k8s.io"):
                 self.warn(codes.EVAL_MALFORMED, f"{kind} has no metadata.name; skipped", where)
-                return
+                return False
         for field in ("labels", "annotations"):
             value = meta.get(field) if isinstance(meta, dict) else None
             if value is not None and (not isinstance(value, dict) or not all(
                     isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
                 self.warn(codes.EVAL_MALFORMED, f"{kind} {meta.get('name')}: metadata.{field} must map strings "
                           "to strings; skipped", where)
-                return
+                return False
         if isinstance(meta, dict) and meta.get("namespace") is not None and not isinstance(meta.get("namespace"), str):
             self.warn(codes.EVAL_MALFORMED, f"{kind} {meta.get('name')}: metadata.namespace is not a string; "
                       "skipped", where)
-            return
-        group = _group(api_version)
-        handler = None
+            return False
+        return True
+
+    def _handler(self, group: str, kind: str):
         if group == KUEUE_GROUP:
-            handler = {
+            return {
                 "ResourceFlavor": self.resource_flavor, "Cohort": self.cohort,
                 "ClusterQueue": self.cluster_queue, "LocalQueue": self.local_queue,
                 "WorkloadPriorityClass": self.priority_class, "Workload": self.defer,
             }.get(kind)
-        elif group == "config.kueue.x-k8s.io" and kind == "Configuration":
-            handler = self.configuration
-        elif group == "" and kind == "Namespace":
-            handler = self.namespace
-        elif group == "" and kind == "Pod":
-            handler = self.pod
-        elif group == "batch" and kind == "Job":
-            handler = self.defer
-        elif group == "jobset.x-k8s.io" and kind == "JobSet":
-            handler = self.defer
-        elif group == "kubeflow.org" and kind == "PyTorchJob":
-            handler = self.defer
-        elif group == "scheduling.k8s.io" and kind == "PriorityClass":
-            handler = self.pod_priority_class
-        elif group == "resource.k8s.io" and kind == "ResourceClaimTemplate":
-            handler = self.claim_template
-        elif group == "resource.k8s.io" and kind == "DeviceClass":
-            handler = self.device_class
-        if handler is None:
-            if kind in IGNORED_KINDS:
-                return
-            name = meta.get("name") if isinstance(meta, dict) else None
+        if adapter_for(group, kind) is not None:
+            # Pods are grouped before they become Workloads; every other job kind waits for
+            # priority classes, runtimes, DRA templates and the Configuration.
+            return self.pod if (group, kind) == ("", "Pod") else self.defer
+        return {
+            ("config.kueue.x-k8s.io", "Configuration"): self.configuration,
+            ("", "Namespace"): self.namespace,
+            ("scheduling.k8s.io", "PriorityClass"): self.pod_priority_class,
+            ("resource.k8s.io", "ResourceClaimTemplate"): self.claim_template,
+            ("resource.k8s.io", "DeviceClass"): self.device_class,
+            ("trainer.kubeflow.org", "TrainingRuntime"): self.training_runtime,
+            ("trainer.kubeflow.org", "ClusterTrainingRuntime"): self.training_runtime,
+        }.get((group, kind))
+
+    def _unknown_kind(self, kind: str, api_version: str, meta: object, where: SourcePosition | None) -> None:
+        name = meta.get("name") or meta.get("generateName") if isinstance(meta, dict) else None
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        queue = labels.get(QUEUE_LABEL) if isinstance(labels, dict) else None
+        what = f"{kind} ({api_version}){' ' + str(name) if name else ''}"
+        if queue:
+            # A job the user meant for Kueue: say plainly that nothing of it is evaluated.
+            also = " (Kueue v0.19 integrates it; this engine does not model it yet)" \
+                if (_group(api_version), kind) in KUEUE_INTEGRATIONS_NOT_MODELLED else ""
             self.warn(codes.EVAL_UNKNOWN_KIND,
-                      f"unknown kind {kind} ({api_version}){' ' + str(name) if name else ''}: not used "
-                      "by the admission engine; skipped", where)
+                      f"{what} carries the label {QUEUE_LABEL}={queue} but the admission engine has no "
+                      f"adapter for kind {kind}{also}; it is not evaluated (kinds evaluated: {_kinds_text()})",
+                      where)
             return
-        if kind not in ("Configuration",) and not self._first_time(doc, where):
-            return
-        self._guarded(handler, doc, where)
+        self.warn(codes.EVAL_UNKNOWN_KIND, f"unknown kind {what}: not used by the admission engine; skipped",
+                  where)
 
     def _guarded(self, handler, doc: dict, where: SourcePosition | None, *extra):
         try:
             return handler(doc, where, *extra)
-        except _Skip as error:
+        except (_Skip, Unusable) as error:
             self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {error}; skipped", where)
+        except Rejected as refusal:
+            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: Kueue's admission webhook rejects it ({refusal}); "
+                      "skipped", where)
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as error:
             # A field of the wrong type somewhere (a string where a mapping belongs, ...): the
             # API server would have refused the object, so it cannot be in a real export.
@@ -363,6 +401,16 @@ class _Loader:
         value = doc.get("value")
         if isinstance(value, int) and not isinstance(value, bool):
             self.pod_priority_classes[doc["metadata"]["name"]] = value
+            if doc.get("globalDefault") is True:
+                self.default_pod_priority = value
+
+    def training_runtime(self, doc: dict, where: SourcePosition | None) -> None:
+        """Kubeflow Trainer runtimes: TrainJobs are built from them."""
+        meta = doc["metadata"]
+        if doc["kind"] == "ClusterTrainingRuntime":
+            self.job_context.cluster_training_runtimes[meta["name"]] = doc
+        else:
+            self.job_context.training_runtimes[(meta.get("namespace") or "default", meta["name"])] = doc
 
     def namespace(self, doc: dict, where: SourcePosition | None) -> None:
         labels = doc["metadata"].get("labels") or {}
@@ -395,6 +443,9 @@ class _Loader:
             if isinstance(mapping, dict) and mapping.get("name"):
                 for device_class in mapping.get("deviceClassNames") or []:
                     config.device_class_mappings[str(device_class)] = str(mapping["name"])
+        integrations = doc.get("integrations")
+        frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+        self.frameworks = {str(f) for f in frameworks} if isinstance(frameworks, list) else None
         self.state.configuration = config
 
     # ---- workloads -------------------------------------------------------------------------
@@ -406,22 +457,57 @@ class _Loader:
                 str(spec["extendedResourceName"]): name for name, spec in self.device_classes.items()
                 if isinstance(spec, dict) and spec.get("extendedResourceName")})
         for doc, where in self.deferred:
-            workload = self._guarded(self.build_workload, doc, where, dra)
-            if workload is not None:
-                self.state.workloads.append(workload)
+            if doc["kind"] == "Workload":
+                workload = self._guarded(self.build_workload, doc, where, dra)
+                if workload is not None:
+                    self.state.workloads.append(workload)
+            else:
+                self.state.workloads.extend(self._guarded(self.build_job, doc, where, dra) or [])
         self.build_pod_workloads(dra)
         self.state.warnings = self.warnings
         return self.state
 
-    def priority_of_job(self, meta: dict, template_spec: dict) -> int:
-        labels = meta.get("labels") or {}
+    def queue_of(self, meta: dict) -> str | None:
+        """The LocalQueue a job is submitted to: its queue-name label; without one, the
+        namespace's LocalQueue named `default` when there is one (Kueue's webhook sets the label
+        then), outside the namespaces Kueue's default managedJobsNamespaceSelector excludes."""
+        queue = (meta.get("labels") or {}).get(QUEUE_LABEL)
+        if queue:
+            return queue
+        ns = meta.get("namespace") or "default"
+        if (ns, "default") in self.state.local_queues and ns not in UNMANAGED_NAMESPACES:
+            return "default"
+        return None
+
+    def owned_by_managed_job(self, meta: dict) -> bool:
+        """A job whose controller (a JobSet's Job, a Job's Pod, ...) is itself a kind Kueue
+        manages: Kueue admits the owner, never the child."""
+        refs = meta.get("ownerReferences")
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict) and ref.get("controller") is True and isinstance(ref.get("apiVersion"), str) \
+                    and adapter_for(_group(ref["apiVersion"]), str(ref.get("kind"))) is not None:
+                return True
+        return False
+
+    def job_priority(self, labels: dict, job: JobWorkload) -> int:
+        """Kueue's order: the WorkloadPriorityClass label; else the pod PriorityClass the
+        integration names (or the first pod set's priorityClassName); else the cluster's
+        globalDefault PriorityClass; else 0. A class that does not exist stops Kueue from
+        creating the Workload at all, so the job is skipped with that reason."""
         wpc = labels.get(PRIORITY_LABEL)
-        if wpc and wpc in self.state.priority_classes:
+        if wpc:
+            if wpc not in self.state.priority_classes:
+                raise _Skip(f"WorkloadPriorityClass {wpc} (label {PRIORITY_LABEL}) is not in the input; Kueue "
+                            "creates no Workload until it exists")
             return self.state.priority_classes[wpc]
-        pc = (template_spec or {}).get("priorityClassName")
-        if pc and pc in self.pod_priority_classes:
+        pc = job.priority_class
+        if pc is None:
+            pc = next((name for name in (template_priority_class(ps.template) for ps in job.podsets) if name), "")
+        if pc:
+            if pc not in self.pod_priority_classes:
+                raise _Skip(f"PriorityClass {pc} is not in the input; Kueue creates no Workload until it exists")
             return self.pod_priority_classes[pc]
-        return 0
+        return self.default_pod_priority
 
     def make_podset(self, name: str, count: object, min_count: object, template: object,
                     namespace: str, dra: DraContext, problems: list[str]) -> PodSet:
@@ -448,8 +534,8 @@ class _Loader:
                       node_selector=place.node_selector, affinity_terms=place.affinity_terms,
                       tolerations=place.tolerations)
 
-    def build_workload(self, doc: dict, where: SourcePosition | None, dra: DraContext) -> Workload | None:
-        kind = doc["kind"]
+    def build_workload(self, doc: dict, where: SourcePosition | None, dra: DraContext) -> Workload:
+        """A Workload object of the input, with its status (admission) when it has one."""
         meta = doc["metadata"]
         ns = meta.get("namespace") or "default"
         problems: list[str] = []
@@ -457,94 +543,42 @@ class _Loader:
         spec = doc.get("spec") or {}
         if not isinstance(spec, dict):
             raise _Skip("spec is not a mapping")
-        created = _parse_time(meta.get("creationTimestamp")) or EPOCH
-        uid = str(meta.get("uid") or "")
-        if kind == "Workload":
-            for index, ps in enumerate(spec.get("podSets") or []):
-                if not isinstance(ps, dict):
-                    raise _Skip(f"spec.podSets[{index}] is not a mapping")
-                podsets.append(self.make_podset(_text(ps.get("name", "main"), f"spec.podSets[{index}].name"),
-                                                ps.get("count", 1),
-                                                ps.get("minCount"), ps.get("template"), ns, dra, problems))
-            if not podsets:
-                raise _Skip("spec.podSets is empty")
-            priority = spec.get("priority")
-            if not isinstance(priority, int) or isinstance(priority, bool):
-                ref = spec.get("priorityClassRef") or {}
-                pc_name = ref.get("name") if isinstance(ref, dict) else None
-                pc_name = _text(pc_name or spec.get("priorityClassName"), "priority class name", optional=True)
-                source = (ref.get("kind") if isinstance(ref, dict) else None) or spec.get("priorityClassSource")
-                if pc_name and source in ("PriorityClass", "scheduling.k8s.io/priorityclass"):
-                    priority = self.pod_priority_classes.get(pc_name, 0)
-                elif pc_name:
-                    priority = self.state.priority_classes.get(pc_name, 0)
-                else:
-                    priority = 0
-            workload = Workload(namespace=ns, name=meta["name"],
-                                queue_name=_text(spec.get("queueName"), "spec.queueName", optional=True),
-                                podsets=podsets, priority=priority, created=created, uid=uid,
-                                job_uid=str((meta.get("labels") or {}).get("kueue.x-k8s.io/job-uid", "")),
-                                active=spec.get("active", True) is not False, kind=kind, source=where)
-            self.read_status(doc, workload)
-        else:
-            labels = meta.get("labels") or {}
-            queue = labels.get(QUEUE_LABEL)
-            if not queue:
-                return None  # not managed by Kueue
-            first_template_spec: dict = {}
-            if kind == "Job":
-                template = spec.get("template") or {}
-                parallelism = spec.get("parallelism", 1)
-                completions = spec.get("completions")
-                count = parallelism
-                if isinstance(completions, int) and isinstance(parallelism, int) and completions < parallelism:
-                    count = completions
-                min_text = (meta.get("annotations") or {}).get(JOB_MIN_PARALLELISM)
-                min_count = None
-                if min_text is not None:
-                    try:
-                        min_count = int(min_text)
-                    except (TypeError, ValueError):
-                        # Kueue ignores an annotation it cannot parse (no partial admission)
-                        self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: annotation {JOB_MIN_PARALLELISM} "
-                                  f"is not an integer ({min_text!r}); ignored", where)
-                podsets.append(self.make_podset("main", count, min_count, template, ns, dra, problems))
-                first_template_spec = template.get("spec") or {}
-            elif kind == "JobSet":
-                for rj in spec.get("replicatedJobs") or []:
-                    if not isinstance(rj, dict):
-                        continue
-                    job_spec = ((rj.get("template") or {}).get("spec") or {})
-                    parallelism = job_spec.get("parallelism", 1)
-                    completions = job_spec.get("completions")
-                    per_job = parallelism
-                    if isinstance(completions, int) and isinstance(parallelism, int) and completions < parallelism:
-                        per_job = completions
-                    replicas = rj.get("replicas", 1)
-                    count = per_job * replicas if isinstance(per_job, int) and isinstance(replicas, int) else per_job
-                    template = job_spec.get("template") or {}
-                    podsets.append(self.make_podset(str(rj.get("name", "main")), count, None, template,
-                                                    ns, dra, problems))
-                    first_template_spec = first_template_spec or (template.get("spec") or {})
-            elif kind == "PyTorchJob":
-                replica_specs = spec.get("pytorchReplicaSpecs") or {}
-                order = sorted(replica_specs, key=lambda r: (r != "Master", r))
-                for role in order:
-                    rs = replica_specs[role] or {}
-                    template = rs.get("template") or {}
-                    podsets.append(self.make_podset(role.lower(), rs.get("replicas", 1), None, template,
-                                                    ns, dra, problems))
-                    first_template_spec = first_template_spec or (template.get("spec") or {})
-            if not podsets:
-                raise _Skip("no pod sets could be derived from the job")
-            digest = hashlib.sha1("\n".join([kind, _group(doc["apiVersion"]), meta["name"], uid]).encode()).hexdigest()
-            name = f"{kind.lower()}-{meta['name']}"[:247] + "-" + digest[:5]
-            # Kueue generates the Workload (its UID is unknown here) and labels it with the job's UID.
-            workload = Workload(namespace=ns, name=name, queue_name=queue, podsets=podsets,
-                                priority=self.priority_of_job(meta, first_template_spec),
-                                created=created, uid="", job_uid=uid, kind=kind, source=where)
-            if spec.get("suspend") is False and (doc.get("status") or {}).get("active"):
-                pass  # running jobs are represented by their Workloads, which carry the admission
+        for index, ps in enumerate(spec.get("podSets") or []):
+            if not isinstance(ps, dict):
+                raise _Skip(f"spec.podSets[{index}] is not a mapping")
+            podsets.append(self.make_podset(_text(ps.get("name", "main"), f"spec.podSets[{index}].name"),
+                                            ps.get("count", 1),
+                                            ps.get("minCount"), ps.get("template"), ns, dra, problems))
+        if not podsets:
+            raise _Skip("spec.podSets is empty")
+        priority = spec.get("priority")
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            priority = self._workload_priority(spec)
+        workload = Workload(namespace=ns, name=meta["name"],
+                            queue_name=_text(spec.get("queueName"), "spec.queueName", optional=True),
+                            podsets=podsets, priority=priority,
+                            created=_parse_time(meta.get("creationTimestamp")) or EPOCH,
+                            uid=str(meta.get("uid") or ""),
+                            job_uid=str((meta.get("labels") or {}).get("kueue.x-k8s.io/job-uid", "")),
+                            active=spec.get("active", True) is not False, kind="Workload", source=where)
+        self.read_status(doc, workload)
+        self._finish_workload(workload, doc, where, problems)
+        return workload
+
+    def _workload_priority(self, spec: dict) -> int:
+        ref = spec.get("priorityClassRef") or {}
+        pc_name = ref.get("name") if isinstance(ref, dict) else None
+        pc_name = _text(pc_name or spec.get("priorityClassName"), "priority class name", optional=True)
+        source = (ref.get("kind") if isinstance(ref, dict) else None) or spec.get("priorityClassSource")
+        if pc_name and source in ("PriorityClass", "scheduling.k8s.io/priorityclass"):
+            return self.pod_priority_classes.get(pc_name, 0)
+        if pc_name:
+            return self.state.priority_classes.get(pc_name, 0)
+        return 0
+
+    def _finish_workload(self, workload: Workload, doc: dict, where: SourcePosition | None,
+                         problems: list[str]) -> None:
+        """What every Workload gets, whatever it came from: invalid when a pod set is."""
         if problems:
             workload.invalid = ("Invalid", "; ".join(problems))
             if where is not None:
@@ -556,6 +590,56 @@ class _Loader:
             if ps.count == 0 and where is not None:
                 self.warn(codes.EVAL_ZERO_COUNT, f"{_describe(doc)}: pod set {ps.name} has count 0 and "
                           "requests nothing", where)
+
+    def build_job(self, doc: dict, where: SourcePosition | None, dra: DraContext) -> list[Workload]:
+        """The Workloads Kueue would create for a job object (see `compiler.evaluator.jobs`): the
+        kind's adapter says which Workloads and pod sets; queue, priority and pod templates are
+        read here alike for every kind, as Kueue's jobframework does."""
+        meta = doc["metadata"]
+        queue = self.queue_of(meta)
+        if not queue or self.owned_by_managed_job(meta):
+            return []  # not managed by Kueue
+        if not self.integration_enabled(doc, where):
+            return []
+        job = JobObject.of(doc)
+        prebuilt = job.annotations.get(PREBUILT_WORKLOAD) or job.labels.get(PREBUILT_WORKLOAD)
+        if prebuilt:
+            # The job runs under a Workload the user created; that object is what gets admitted.
+            if not self._workload_in_input(job.namespace, prebuilt):
+                self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: its prebuilt Workload {job.namespace}/{prebuilt} "
+                          f"({PREBUILT_WORKLOAD}) is not in the input; nothing to evaluate", where)
+            return []
+        specs = adapter_for(job.group, job.kind).build(job, self.job_context)
+        created = _parse_time(meta.get("creationTimestamp")) or EPOCH
+        # In an export (`kubectl get jobs,workloads`) Kueue's own Workload of the job is there too,
+        # with its admission: that object stands for the job.
+        return [self.job_workload(job, spec, queue, created, doc, where, dra) for spec in specs
+                if not self._workload_in_input(job.namespace, spec.name)]
+
+    def _workload_in_input(self, namespace: str, name: str) -> bool:
+        namespaces = {namespace, "" if namespace == "default" else namespace}
+        return any((KUEUE_GROUP, "Workload", ns, name) in self.seen for ns in namespaces)
+
+    def integration_enabled(self, doc: dict, where: SourcePosition | None) -> bool:
+        framework = framework_name(_group(doc["apiVersion"]), doc["kind"])
+        if self.frameworks is None or framework in self.frameworks:
+            return True
+        self.warn(codes.EVAL_UNKNOWN_KIND, f"{_describe(doc)}: the Configuration does not enable the integration "
+                  f"{framework} (integrations.frameworks); Kueue leaves it alone", where)
+        return False
+
+    def job_workload(self, job: JobObject, spec: JobWorkload, queue: str, created: datetime, doc: dict,
+                     where: SourcePosition | None, dra: DraContext) -> Workload:
+        if not spec.podsets:
+            raise _Skip("no pod sets could be derived from the job")
+        problems: list[str] = []
+        podsets = [self.make_podset(ps.name, ps.count, ps.min_count, ps.template, job.namespace, dra, problems)
+                   for ps in spec.podsets]
+        # Kueue generates the Workload (its UID is unknown here) and labels it with the job's UID.
+        workload = Workload(namespace=job.namespace, name=spec.name, queue_name=queue, podsets=podsets,
+                            priority=self.job_priority(job.labels, spec), created=created, uid="",
+                            job_uid=job.uid, kind=job.kind, source=where)
+        self._finish_workload(workload, doc, where, problems)
         return workload
 
     def read_status(self, doc: dict, workload: Workload) -> None:
@@ -597,66 +681,39 @@ class _Loader:
         workload.quota_reserved_at = _parse_time(reserved.get("lastTransitionTime")) or EPOCH
 
     def build_pod_workloads(self, dra: DraContext) -> None:
+        """Pods become Workloads last: a pod group is known only once all its pods are read."""
         groups: dict[tuple[str, str], list[tuple[dict, SourcePosition | None]]] = {}
         for doc, where in self.pods:
             meta = doc["metadata"]
-            labels = meta.get("labels") or {}
-            if not labels.get(QUEUE_LABEL):
+            if not self.queue_of(meta) or self.owned_by_managed_job(meta) or not self.integration_enabled(doc, where):
                 continue
-            group = labels.get(POD_GROUP_LABEL)
-            ns = meta.get("namespace") or "default"
+            group = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
             if group:
-                groups.setdefault((ns, group), []).append((doc, where))
+                groups.setdefault((meta.get("namespace") or "default", group), []).append((doc, where))
                 continue
-            self._guarded(self.deferred_pod, doc, where, dra, [(doc, where)], None)
+            self.state.workloads.extend(self._guarded(self.build_job, doc, where, dra) or [])
+        built = {workload.key for workload in self.state.workloads}
         for (ns, group), members in sorted(groups.items()):
-            self._guarded(self.deferred_pod, members[0][0], members[0][1], dra, members, group)
+            if f"{ns}/{group}" in built:
+                # The group's Workload is already here: a LeaderWorkerSet's group (its pods carry
+                # the Workload's name as group name) or the Workload object of an export.
+                continue
+            workload = self._guarded(self.pod_group, members[0][0], members[0][1], dra, members, group)
+            if workload is not None:
+                self.state.workloads.append(workload)
 
-    def deferred_pod(self, doc: dict, where: SourcePosition | None, dra: DraContext,
-                     members: list[tuple[dict, SourcePosition | None]], group: str | None) -> None:
-        meta = doc["metadata"]
-        ns = meta.get("namespace") or "default"
-        labels = meta.get("labels") or {}
-        problems: list[str] = []
-        podsets: list[PodSet] = []
-        if group is None:
-            podsets.append(self.make_podset("main", 1, None, {"spec": doc.get("spec") or {}}, ns, dra, problems))
-            uid = str(meta.get("uid") or "")
-            digest = hashlib.sha1("\n".join(["Pod", "", meta["name"], uid]).encode()).hexdigest()
-            name = f"pod-{meta['name']}"[:247] + "-" + digest[:5]
-        else:
-            # Pods of a group with the same role form one pod set named by the role hash: the
-            # kueue.x-k8s.io/role-hash annotation when present (Kueue sets it), else a hash of the
-            # pod spec computed here (not byte-identical to Kueue's own).
-            roles: dict[str, list[dict]] = {}
-            for member, _ in members:
-                role = ((member["metadata"].get("annotations") or {}).get(ROLE_HASH_ANNOTATION))
-                if not role:
-                    spec_text = repr(sorted((member.get("spec") or {}).items())) if isinstance(member.get("spec"), dict) else ""
-                    role = hashlib.sha256(spec_text.encode()).hexdigest()[:8]
-                roles.setdefault(str(role), []).append(member)
-            total_text = (meta.get("annotations") or {}).get(POD_GROUP_COUNT)
-            try:
-                total = int(total_text) if total_text is not None else len(members)
-            except ValueError:
-                problems.append(f"annotation {POD_GROUP_COUNT}: not an integer ({total_text!r})")
-                total = len(members)
-            for role, role_members in sorted(roles.items()):
-                # a single-role group is admitted as the whole group (total count) once complete
-                count = max(total, len(role_members)) if len(roles) == 1 else len(role_members)
-                podsets.append(self.make_podset(role, count, None, {"spec": role_members[0].get("spec") or {}},
-                                                ns, dra, problems))
-            name = group
-            uid = ""
+    def pod_group(self, doc: dict, where: SourcePosition | None, dra: DraContext,
+                  members: list[tuple[dict, SourcePosition | None]], group: str) -> Workload:
+        spec, problems = group_workload(group, [JobObject.of(member) for member, _ in members])
+        for problem in problems:
+            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {problem}", where)
         created = min((_parse_time(m["metadata"].get("creationTimestamp")) or EPOCH) for m, _ in members)
-        workload = Workload(namespace=ns, name=name, queue_name=labels.get(QUEUE_LABEL), podsets=podsets,
-                            priority=self.priority_of_job(meta, doc.get("spec") or {}), created=created,
-                            uid="", job_uid=uid, kind="Pod", source=where)
+        workload = self.job_workload(JobObject.of(doc), spec, self.queue_of(doc["metadata"]) or "", created,
+                                     doc, where, dra)
+        workload.job_uid = ""
         if problems:
-            workload.invalid = ("Invalid", "; ".join(problems))
-            for problem in problems:
-                self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {problem}", where)
-        self.state.workloads.append(workload)
+            workload.invalid = ("Invalid", "; ".join(problems + ([workload.invalid[1]] if workload.invalid else [])))
+        return workload
 
 
 def load_documents(documents: list[tuple[object, SourcePosition | None]]) -> ClusterState:

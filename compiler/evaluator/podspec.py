@@ -54,6 +54,15 @@ def _container_requests(container: dict, where: str) -> dict[str, int]:
     return out
 
 
+def larger_quantity(resource: str, first: object, second: object) -> object:
+    """The larger of two quantities of one resource, as written; an unreadable one is kept so
+    that charging the pod reports it."""
+    try:
+        return first if to_units(resource, first) >= to_units(resource, second) else second
+    except QuantityError:
+        return first
+
+
 def _add(into: dict[str, int], other: dict[str, int]) -> None:
     for key, value in other.items():
         into[key] = into.get(key, 0) + value
