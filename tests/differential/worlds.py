@@ -86,8 +86,12 @@ class _Generator:
     def configuration(self) -> None:
         if self.chance(0.3):
             self.fair_sharing = True
-            self.objects.append({"apiVersion": CONFIG_API, "kind": "Configuration",
-                                 "fairSharing": {"enable": True}})
+            fair: dict = {"enable": True}
+            if self.chance(0.3):
+                fair["preemptionStrategies"] = self.r.choice([
+                    ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                    ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]])
+            self.objects.append({"apiVersion": CONFIG_API, "kind": "Configuration", "fairSharing": fair})
 
     def namespace_objects(self) -> None:
         for i in range(self.r.randint(1, 3)):
@@ -183,6 +187,9 @@ class _Generator:
             borrow = self.r.choice(["MayStopSearch", "TryNextFlavor"])
             preempt = self.r.choice(["MayStopSearch", "TryNextFlavor"])
             spec["flavorFungibility"] = {"whenCanBorrow": borrow, "whenCanPreempt": preempt}
+            if borrow == preempt == "TryNextFlavor" and self.chance(0.5):
+                spec["flavorFungibility"]["preference"] = self.r.choice(
+                    ["BorrowingOverPreemption", "PreemptionOverBorrowing"])
         if self.fair_sharing and self.chance(0.5):
             spec["fairSharing"] = {"weight": self.r.choice(["1", "2", "500m", "0", "3"])}
         self.objects.append({"apiVersion": V1BETA2, "kind": "ClusterQueue", "metadata": {"name": name},
