@@ -27,9 +27,10 @@ test: setup
 SEED   ?= 1
 N      ?= 300
 ORACLE ?= oracle/bin/kueue-oracle
+JOBS   ?= 1
 differential: setup
 	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
-	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE))
+	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS)
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .engines import OracleEngine, PERTURBATIONS, perturbed_engine, python_engine
@@ -34,6 +36,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="detail file (default build/differential/seed-S-n-N.json)")
     parser.add_argument("--shrink-seconds", type=float, default=300,
                         help="time budget to shrink one disagreement")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes comparing worlds")
     parser.add_argument("--max-shrink", type=int, default=20,
                         help="shrink at most this many disagreements (the rest are kept whole)")
     return parser.parse_args(argv)
@@ -53,18 +56,33 @@ def _reference(args: argparse.Namespace):
     return perturbed_engine(name)
 
 
+def _compare(task: tuple[int, int, object]) -> tuple[int, list[str]]:
+    seed, index, reference = task
+    return index, run_world(dump(world(seed, index)), python_engine, reference).differences
+
+
+def _disagreeing(args: argparse.Namespace, reference) -> Iterator[tuple[int, list[str]]]:
+    """(index, differences) of every world the engines disagree on, in index order."""
+    tasks = [(args.seed, index, reference) for index in range(args.start, args.start + args.worlds)]
+    if args.jobs <= 1:
+        results = map(_compare, tasks)
+    else:
+        pool = ProcessPoolExecutor(args.jobs)
+        results = pool.map(_compare, tasks, chunksize=8)
+    for index, differences in results:
+        if differences:
+            yield index, differences
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     reference = _reference(args)
     detail = args.detail or REPO / "build" / "differential" / f"seed-{args.seed}-n-{args.worlds}.json"
     started = time.monotonic()
     disagreements = []
-    for index in range(args.start, args.start + args.worlds):
+    for index, differences in _disagreeing(args, reference):
         objects = world(args.seed, index)
-        outcome = run_world(dump(objects), python_engine, reference)
-        if outcome.agree:
-            continue
-        entry = {"seed": args.seed, "index": index, "differences": outcome.differences}
+        entry = {"seed": args.seed, "index": index, "differences": differences}
         if len(disagreements) < args.max_shrink:
             minimal = shrink(objects, python_engine, reference, args.shrink_seconds)
             final = run_world(dump(minimal), python_engine, reference)
@@ -72,25 +90,28 @@ def main(argv: list[str] | None = None) -> int:
                          minimalWorld=dump(minimal))
         entry["world"] = dump(objects)
         disagreements.append(entry)
-        print(f"world {args.seed}/{index}: {len(outcome.differences)} difference(s), first: "
-              f"{outcome.differences[0]}", flush=True)
+        print(f"world {args.seed}/{index}: {len(differences)} difference(s), first: {differences[0]}", flush=True)
     elapsed = time.monotonic() - started
     if disagreements:
-        detail.parent.mkdir(parents=True, exist_ok=True)
-        folder = detail.with_suffix("")
-        folder.mkdir(exist_ok=True)
-        for entry in disagreements:
-            if "minimalWorld" in entry:
-                (folder / f"world-{entry['index']}.min.yaml").write_text(entry["minimalWorld"])
-        detail.write_text(json.dumps({"seed": args.seed, "worlds": args.worlds, "start": args.start,
-                                      "against": args.against, "disagreements": disagreements},
-                                     indent=2, sort_keys=True) + "\n")
-        print(f"differential: detail of {len(disagreements)} disagreement(s) in {detail} "
-              f"(minimal worlds in {folder}/)")
+        _write_detail(args, detail, disagreements)
     agree = args.worlds - len(disagreements)
-    print(f"differential: {args.worlds} worlds in {elapsed:.1f}s ({args.against})")
+    print(f"differential: {args.worlds} worlds in {elapsed:.1f}s ({args.against}, {args.jobs} job(s))")
     print(f"differential: {agree}/{args.worlds} worlds agree")
     return 0 if agree == args.worlds else 1
+
+
+def _write_detail(args: argparse.Namespace, detail: Path, disagreements: list[dict]) -> None:
+    detail.parent.mkdir(parents=True, exist_ok=True)
+    folder = detail.with_suffix("")
+    folder.mkdir(exist_ok=True)
+    for entry in disagreements:
+        if "minimalWorld" in entry:
+            (folder / f"world-{entry['index']}.min.yaml").write_text(entry["minimalWorld"])
+    detail.write_text(json.dumps({"seed": args.seed, "worlds": args.worlds, "start": args.start,
+                                  "against": args.against, "disagreements": disagreements},
+                                 indent=2, sort_keys=True) + "\n")
+    print(f"differential: detail of {len(disagreements)} disagreement(s) in {detail} "
+          f"(minimal worlds in {folder}/)")
 
 
 if __name__ == "__main__":

@@ -59,16 +59,21 @@ def _never_preempt(state) -> None:
 PERTURBATIONS = {"ignore-borrowing-limit": _ignore_borrowing_limits, "never-preempt": _never_preempt}
 
 
-def perturbed_engine(name: str) -> Engine:
-    change = PERTURBATIONS[name]
+class PerturbedEngine:
+    """The Python engine with one named change to the loaded state (picklable, for --jobs)."""
 
-    def run(text: str) -> dict:
+    def __init__(self, name: str) -> None:
+        self.change = PERTURBATIONS[name]
+        self.__name__ = f"python-{name}"
+
+    def __call__(self, text: str) -> dict:
         state = _load(text)
-        change(state)
+        self.change(state)
         return evaluate(state).to_json()
 
-    run.__name__ = f"python-{name}"
-    return run
+
+def perturbed_engine(name: str) -> Engine:
+    return PerturbedEngine(name)
 
 
 class OracleEngine:
