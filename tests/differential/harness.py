@@ -59,6 +59,20 @@ def compare(left: dict | str, right: dict | str, names: tuple[str, str] = ("pyth
     return out
 
 
+def difference_keys(differences: list[str]) -> set[str]:
+    """What a shrunk world must still show: the same status pair for a workload, a difference
+    in the same field of the same workload otherwise; engine failures as one key."""
+    keys = set()
+    for text in differences:
+        if text.startswith(("engine failure", "invalid world")):
+            keys.add("failure")
+        elif ": status " in text:
+            keys.add(text)  # the same status pair, not any status difference
+        else:
+            keys.add(" ".join(text.split(" ")[:2]))
+    return keys
+
+
 def run_world(text: str, left: Engine, right: Engine) -> Outcome:
     try:
         a = left(text)
@@ -108,9 +122,11 @@ def _field_edits(objects: list[dict]) -> Iterator[tuple[int, tuple, object]]:
     """(object index, path, replacement or _DELETE) for every field edit, applied by _apply."""
     for index, obj in enumerate(objects):
         for path in list(_paths(obj)):
-            if path[:1] in (("apiVersion",), ("kind",)) or path[:2] == ("metadata", "name"):
+            if path[:1] in (("apiVersion",), ("kind",)) or path[-1] == "name":
                 continue
-            yield index, path, _DELETE
+            if path[-1] != "count":
+                # names (identity) and counts (the API server defaults them) stay; others may go
+                yield index, path, _DELETE
             for smaller in _smaller(_get(obj, path)):
                 yield index, path, smaller
 
@@ -132,6 +148,7 @@ class Shrinker:
     left: Engine
     right: Engine
     budget_seconds: float = 300
+    target: set[str] | None = None  # the (workload, field) differences to keep (None: any)
     tries: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -142,9 +159,14 @@ class Shrinker:
         if problems(objects):
             return False
         outcome = run_world(dump(objects), self.left, self.right)
-        return not outcome.agree and not outcome.invalid
+        if outcome.agree or outcome.invalid:
+            return False
+        return self.target is None or bool(self.target & difference_keys(outcome.differences))
 
     def shrink(self, objects: list[dict]) -> list[dict]:
+        if self.target is None:
+            # keep the disagreement found, not another one a smaller world happens to show
+            self.target = difference_keys(run_world(dump(objects), self.left, self.right).differences) or None
         current = objects
         changed = True
         while changed and not self.out_of_time():

@@ -83,8 +83,9 @@ def workload_problems(objects: list[dict]) -> list[str]:
         for ps in podsets:
             if not PODSET_NAME.match(ps.get("name", "main")) or ps.get("count", 1) < 0:
                 found.append(f"Workload {name}: pod set {ps.get('name')} name or count")
-            if not all(c.get("name") for c in ps["template"]["spec"]["containers"]):
-                found.append(f"Workload {name}: pod set {ps.get('name')}: every container needs a name")
+            containers = ps["template"]["spec"]["containers"]
+            if not containers or not all(c.get("name") for c in containers):
+                found.append(f"Workload {name}: pod set {ps.get('name')}: at least one container, each with a name")
             if "minCount" in ps and not 1 <= ps["minCount"] <= ps.get("count", 1):
                 found.append(f"Workload {name}: minCount should be positive and less or equal to count")
         if sum(1 for ps in podsets if "minCount" in ps) > 1:
