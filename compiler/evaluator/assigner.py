@@ -24,6 +24,7 @@ WORST_BORROW = 1 << 30
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"
+PENDING = "Pending"
 _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
 
 
@@ -298,8 +299,10 @@ class FlavorAssigner:
         for ps in assignment.podsets:
             if ps.mode != A_NO_FIT:
                 continue
-            no_fit = [a for a in ps.attempts if a.mode == A_NO_FIT]
-            if not ps.attempts:
+            # A resource no group covers is not a flavor attempt in Kueue (it records none)
+            attempts = [a for a in ps.attempts if a.flavor]
+            no_fit = [a for a in attempts if a.mode == A_NO_FIT]
+            if not attempts:
                 overall = most_severe(overall, NO_MATCHING_FLAVOR)
                 continue
             # within a resource group the least severe flavor wins; across groups the most severe
@@ -312,7 +315,9 @@ class FlavorAssigner:
                     per_group[group] = reason
             for reason in per_group.values():
                 overall = most_severe(overall, reason)
-        return overall or NO_MATCHING_FLAVOR
+        # Flavors that fit one resource and none that failed (a later resource no group covers):
+        # Kueue has no reason and falls back to "Pending" (UnadmittedWorkloadReasonWithFallback).
+        return overall or PENDING
 
     def _find_flavor(self, ps_index: int, podset: PodSet, requests: dict[str, int], res: str,
                      assumed: dict[FlavorResource, int], last_tried):
