@@ -594,6 +594,11 @@ class Engine:
             return entry.skipped and (info.last_tried or None) != entry.prev_tried
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
+        if info.last_tried and any(index != -1 for index in info.last_tried.values()):
+            # Kueue's requeueIfNotPresent: a flavor scan with flavors still to try (PendingFlavors)
+            # goes back to the heap, so the next cycle resumes the scan where this one stopped.
+            queue.push(info)
+            return (info.last_tried or None) != entry.prev_tried
         queue.inadmissible[info.key] = info
         return True
 
