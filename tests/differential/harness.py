@@ -116,13 +116,15 @@ def _smaller(value: object) -> list[object]:
 
 
 _DELETE = object()
+# The API server sets these on every object: a world without them is not one a cluster holds.
+_SERVER_SET = {("metadata", "creationTimestamp"), ("metadata", "uid")}
 
 
 def _field_edits(objects: list[dict]) -> Iterator[tuple[int, tuple, object]]:
     """(object index, path, replacement or _DELETE) for every field edit, applied by _apply."""
     for index, obj in enumerate(objects):
         for path in list(_paths(obj)):
-            if path[:1] in (("apiVersion",), ("kind",)) or path[-1] == "name":
+            if path[:1] in (("apiVersion",), ("kind",)) or path[-1] == "name" or path[:2] in _SERVER_SET:
                 continue
             if path[-1] != "count":
                 # names (identity) and counts (the API server defaults them) stay; others may go
