@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser
+.PHONY: setup demo test bench clean browser differential
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,16 @@ browser:
 # The whole suite (2 workers: this project's machines have 2 cores).
 test: setup browser
 	$(BIN)/python -m pytest -n 2 -q
+
+# N random Kueue worlds from SEED through the Python engine and Kueue's own scheduler
+# (kueue-oracle, built by `make oracle`); the last line is `differential: K/N worlds agree`.
+SEED   ?= 1
+N      ?= 300
+ORACLE ?= oracle/bin/kueue-oracle
+JOBS   ?= 1
+differential: setup
+	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
+	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS)
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -24,7 +24,22 @@ WORST_BORROW = 1 << 30
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"
+PENDING = "Pending"
 _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+def _fnv64a(text: str) -> int:
+    value = 0xcbf29ce484222325
+    for byte in text.encode():
+        value = ((value ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def kueue_resource_order(names) -> list[str]:
+    """A pod set's resources in the order Kueue v0.19 visits them: its requests are a slice
+    sorted by the FNV-64a hash of the resource name, then the name (VectorizedResourceRequests,
+    on by default). The first resource that fails decides the reason."""
+    return sorted(names, key=lambda name: (_fnv64a(name), name))
 
 
 def most_severe(a: str, b: str) -> str:
@@ -254,7 +269,7 @@ class FlavorAssigner:
             group_flavors: dict[str, tuple[str, str, int]] | None = {}
             failed_status: tuple[list[str], str | None] | None = None
             reasons: list[str] = []
-            for res in sorted(requests):
+            for res in kueue_resource_order(requests):
                 quantity = requests[res]
                 if res not in self.group_of:
                     if quantity == 0 or self.ignore_undeclared:
@@ -302,8 +317,10 @@ class FlavorAssigner:
         for ps in assignment.podsets:
             if ps.mode != A_NO_FIT:
                 continue
-            no_fit = [a for a in ps.attempts if a.mode == A_NO_FIT]
-            if not ps.attempts:
+            # A resource no group covers is not a flavor attempt in Kueue (it records none)
+            attempts = [a for a in ps.attempts if a.flavor]
+            no_fit = [a for a in attempts if a.mode == A_NO_FIT]
+            if not attempts:
                 overall = most_severe(overall, NO_MATCHING_FLAVOR)
                 continue
             # within a resource group the least severe flavor wins; across groups the most severe
@@ -316,7 +333,9 @@ class FlavorAssigner:
                     per_group[group] = reason
             for reason in per_group.values():
                 overall = most_severe(overall, reason)
-        return overall or NO_MATCHING_FLAVOR
+        # Flavors that fit one resource and none that failed (a later resource no group covers):
+        # Kueue has no reason and falls back to "Pending" (UnadmittedWorkloadReasonWithFallback).
+        return overall or PENDING
 
     def _find_flavor(self, ps_index: int, podset: PodSet, requests: dict[str, int], res: str,
                      assumed: dict[FlavorResource, int], last_tried):
@@ -326,7 +345,7 @@ class FlavorAssigner:
                                     NO_MATCHING_FLAVOR)
             return None, [f"resource {res} unavailable in ClusterQueue"], False, [attempt], -1
         group = self.cq.resource_groups[group_index]
-        covered = [r for r in sorted(requests) if r in group.covered_resources]
+        covered = [r for r in kueue_resource_order(requests) if r in group.covered_resources]
         reasons: list[str] = []
         attempts: list[FlavorAttempt] = []
         best: dict | None = None

@@ -709,11 +709,20 @@ class Engine:
             return True
         if queue.strict or entry.skipped:
             queue.push(info)
+            if queue.strict and info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
+                # It keeps the head of its StrictFIFO queue, yet no cycle can admit it: the status
+                # says what Kueue's reason says, as on a BestEffortFIFO queue.
+                info.status = "inadmissible"
             # Back at the front with the same state: only a changed flavor-scan position makes
             # the next cycle differ (the engine is deterministic).
             return entry.skipped and (info.last_tried or None) != entry.prev_tried
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
+        if info.last_tried and any(index != -1 for index in info.last_tried.values()):
+            # Kueue's requeueIfNotPresent: a flavor scan with flavors still to try (PendingFlavors)
+            # goes back to the heap, so the next cycle resumes the scan where this one stopped.
+            queue.push(info)
+            return (info.last_tried or None) != entry.prev_tried
         queue.inadmissible[info.key] = info
         if entry.status in ("nofit", "nocandidates"):
             queue.bulk_move(info)
