@@ -21,8 +21,11 @@ demo: setup
 # kueue-oracle: Kueue's own scheduler run offline (oracle/README.md). `go mod download` also
 # puts the Kueue module, whose CRDs the verify tests read, in the module cache.
 ORACLE_BIN := oracle/bin/kueue-oracle
+KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors workloadpriorityclasses workloads
 oracle:
-	cd oracle && go mod download && go build -trimpath -o bin/kueue-oracle .
+	cd oracle && go mod download && kueue_dir=$$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && mkdir -p crds && \
+	  for crd in $(KUEUE_CRDS); do install -m 0644 "$$kueue_dir/config/components/crd/bases/kueue.x-k8s.io_$$crd.yaml" crds/; done && \
+	  go build -trimpath -o bin/kueue-oracle .
 
 # `make test` builds the oracle when Go is installed; without Go its tests skip with that reason.
 oracle-if-go:

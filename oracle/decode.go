@@ -141,6 +141,11 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	if name, _ := meta["name"].(string); name == "" {
 		return nil, fmt.Errorf("%s has no metadata.name", kind)
 	}
+	if gv.Group == kueue.SchemeGroupVersion.Group {
+		if err := applyCRDDefaults(raw, kind, gv.Version); err != nil {
+			return nil, err
+		}
+	}
 	data, err := json.Marshal(raw)
 	if err != nil {
 		return nil, err
