@@ -24,6 +24,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
@@ -167,6 +168,16 @@ func newHarness(ctx context.Context, w *world) (*harness, error) {
 	h.cache = schdcache.New(h.client, schdcache.WithFairSharing(fairSharing))
 	queues, rq := qcache.NewManagerForUnitTestsWithRequeuer(h.client, h.cache, qcache.WithPreemptionExpectations(store))
 	h.queues, h.requeuer = queues, rq
+	// Workloads with DRA resource claims are handed to the workload controller's DRA step
+	// (device classes -> extended resources) before they are queued; the oracle does not run
+	// that step (README: not done), it only drains the hand-over so the queue manager never
+	// blocks on it.
+	dra := make(chan event.TypedGenericEvent[*kueue.Workload])
+	go func() {
+		for range dra {
+		}
+	}()
+	h.queues.SetDRAReconcileChannel(dra)
 	if err := h.addQueues(); err != nil {
 		return nil, err
 	}
