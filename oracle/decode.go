@@ -21,6 +21,7 @@ import (
 	config "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/webhooks"
 )
 
 // world is every object the evaluation knows, already in Kueue's storage version (v1beta2).
@@ -36,6 +37,9 @@ type world struct {
 	// From a config.kueue.x-k8s.io Configuration in the input, as Kueue's manager reads its own.
 	fairSharing *config.FairSharing
 	quotaCheck  config.QuotaCheckStrategy
+	// Workloads the API server would refuse (unreadable, or rejected by Kueue's validating
+	// webhook): "ns/name" -> why. `evaluate` lists them as inadmissible; so does the oracle.
+	invalid map[string]string
 }
 
 func newScheme() *runtime.Scheme {
@@ -52,14 +56,28 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 	seen := map[string]int{}
 	var objs []runtime.Object
 	var wheres []string
-	w := &world{}
+	w := &world{invalid: map[string]string{}}
 	for _, doc := range docs {
 		if readConfiguration(w, doc.obj) {
 			continue
 		}
 		obj, err := decodeOne(s, doc.obj)
+		if err == nil {
+			if wl, ok := obj.(*kueue.Workload); ok {
+				// Conditions in hand-written input often omit reason and lastTransitionTime,
+				// which the API server would have filled; they are not validated.
+				check := wl.DeepCopy()
+				check.Status.Conditions = nil
+				if errs := webhooks.ValidateWorkload(check, nil); len(errs) > 0 {
+					err = errs.ToAggregate()
+				}
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(warn, "kueue-oracle: warning: %s: %v; skipped\n", doc.where, err)
+			if key, isWorkload := workloadKey(doc.obj); isWorkload {
+				w.invalid[key] = err.Error()
+			}
 			continue
 		}
 		if obj == nil {
@@ -168,7 +186,13 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 		hub.GetObjectKind().SetGroupVersionKind(kueue.SchemeGroupVersion.WithKind(kind))
 		typed = hub
 	}
-	typed.GetObjectKind().SetGroupVersionKind(typed.GetObjectKind().GroupVersionKind())
+	// kubectl puts namespaced objects without a namespace in "default", as does `evaluate`.
+	if m, ok := typed.(interface {
+		GetNamespace() string
+		SetNamespace(string)
+	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue") {
+		m.SetNamespace("default")
+	}
 	if typed.GetObjectKind().GroupVersionKind().Empty() {
 		typed.GetObjectKind().SetGroupVersionKind(gvk)
 	}
@@ -202,4 +226,22 @@ func readConfiguration(w *world, raw map[string]interface{}) bool {
 		}
 	}
 	return true
+}
+
+// workloadKey: "ns/name" of a Workload document, whatever else is wrong with it.
+func workloadKey(raw map[string]interface{}) (string, bool) {
+	apiVersion, _ := raw["apiVersion"].(string)
+	if kind, _ := raw["kind"].(string); kind != "Workload" || !strings.HasPrefix(apiVersion, kueue.SchemeGroupVersion.Group+"/") {
+		return "", false
+	}
+	meta, _ := raw["metadata"].(map[string]interface{})
+	name, _ := meta["name"].(string)
+	if name == "" {
+		return "", false
+	}
+	ns, _ := meta["namespace"].(string)
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/" + name, true
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -76,7 +77,15 @@ type harness struct {
 	evicted       map[string]bool   // evicted by this evaluation at least once
 	preemptedBy   map[string]string // victim -> preemptor of its last preemption
 	last          map[string]*kueue.Workload
+	evictedFrom   map[string]string // victim -> the ClusterQueue it was evicted from
+	borrowing     map[string]bool   // admitted by this evaluation while its ClusterQueue borrowed
+	invalid       map[string]string // Workloads the API server would refuse -> why
+	warn          io.Writer
 	cycles        int
+}
+
+func (h *harness) warnf(format string, args ...interface{}) {
+	fmt.Fprintf(h.warn, "kueue-oracle: warning: "+format+"\n", args...)
 }
 
 // recorder keeps the events Kueue's code records; the "PreemptedWorkload" event is the only
@@ -121,14 +130,15 @@ func startTime(w *world) time.Time {
 	return start.Add(time.Minute).Truncate(time.Second)
 }
 
-func newHarness(ctx context.Context, w *world) (*harness, error) {
+func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error) {
 	fairSharing := w.fairSharing != nil
 	h := &harness{
 		ctx: ctx, log: logr.Discard(), world: w,
 		clock:         testingclock.NewFakeClock(startTime(w)),
 		recorder:      &recorder{victim: map[string]string{}},
 		initiallyHeld: map[string]bool{}, evicted: map[string]bool{}, preemptedBy: map[string]string{},
-		last: map[string]*kueue.Workload{},
+		last: map[string]*kueue.Workload{}, evictedFrom: map[string]string{}, borrowing: map[string]bool{},
+		invalid: w.invalid, warn: warn,
 	}
 	ensureNamespaces(w)
 	if err := resolvePriorities(ctx, w); err != nil {
@@ -267,13 +277,14 @@ func (h *harness) addQueues() error {
 	}
 	for _, c := range w.cohorts {
 		if err := h.cache.AddOrUpdateCohort(c.DeepCopy()); err != nil {
-			return fmt.Errorf("Cohort %s: %v", c.Name, err)
+			// Kueue's cohort controller logs this and goes on; the queues in the cycle are inactive.
+			h.warnf("Cohort %s: %v", c.Name, err)
 		}
 		h.queues.AddOrUpdateCohort(h.ctx, c.DeepCopy())
 	}
 	for _, cq := range w.clusterQueues {
 		if err := h.cache.AddClusterQueue(h.ctx, cq.DeepCopy()); err != nil {
-			return fmt.Errorf("ClusterQueue %s: %v", cq.Name, err)
+			h.warnf("ClusterQueue %s: %v", cq.Name, err)
 		}
 		if err := h.queues.AddClusterQueue(h.ctx, cq.DeepCopy()); err != nil {
 			return fmt.Errorf("ClusterQueue %s: %v", cq.Name, err)
@@ -300,13 +311,22 @@ func (h *harness) addWorkloads() {
 		h.keys = append(h.keys, key)
 		if workload.HasQuotaReservation(wl) {
 			h.initiallyHeld[key] = true
-			h.cache.AddOrUpdateWorkload(h.log, wl.DeepCopy())
+			h.cache.AddOrUpdateWorkload(h.log, h.adjusted(wl))
+			h.borrowing[key] = h.borrowsNow(wl)
 		} else if workload.IsAdmissible(wl) {
-			_ = h.queues.AddOrUpdateWorkload(h.log, wl.DeepCopy())
+			_ = h.queues.AddOrUpdateWorkload(h.log, h.adjusted(wl))
 		}
 		h.last[key] = wl.DeepCopy()
 	}
 	sort.Strings(h.keys)
+}
+
+// adjusted: the copy the workload controller hands to the cache and queues, after Kueue's own
+// request adjustments (RuntimeClass overhead, LimitRange defaults, limits as missing requests).
+func (h *harness) adjusted(wl *kueue.Workload) *kueue.Workload {
+	c := wl.DeepCopy()
+	workload.AdjustResources(h.ctx, h.client, c)
+	return c
 }
 
 func keyOf(wl *kueue.Workload) string { return wl.Namespace + "/" + wl.Name }
@@ -362,11 +382,12 @@ func (h *harness) reactToUpdates() {
 			continue
 		case workload.HasQuotaReservation(wl) && !workload.HasQuotaReservation(prev):
 			h.queues.DeleteWorkload(h.log, workload.Key(wl))
-			h.cache.AddOrUpdateWorkload(h.log, wl.DeepCopy())
+			h.cache.AddOrUpdateWorkload(h.log, h.adjusted(wl))
+			h.borrowing[key] = h.borrowsNow(wl)
 		case !workload.HasQuotaReservation(wl) && !workload.HasQuotaReservation(prev) &&
 			wl.ResourceVersion != prev.ResourceVersion:
 			if workload.IsAdmissible(wl) {
-				_ = h.queues.AddOrUpdateWorkload(h.log, wl.DeepCopy())
+				_ = h.queues.AddOrUpdateWorkload(h.log, h.adjusted(wl))
 			}
 		}
 		h.last[key] = wl.DeepCopy()
@@ -381,6 +402,8 @@ func (h *harness) reactToUpdates() {
 // are requeued.
 func (h *harness) finishEviction(wl *kueue.Workload) {
 	key := keyOf(wl)
+	h.evictedFrom[key] = string(wl.Status.Admission.ClusterQueue)
+	delete(h.borrowing, key)
 	evCond := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 	// The job reconciler writes this with a server-side apply that drops status.admission; the
 	// fake client's stand-in for apply (a strategic merge) cannot drop a field, so the same
@@ -407,7 +430,7 @@ func (h *harness) finishEviction(wl *kueue.Workload) {
 	h.queues.QueueAssociatedInadmissibleWorkloadsAfter(h.ctx, wlKey, func() {
 		_ = h.cache.DeleteWorkload(h.log, wlKey)
 		if workload.IsAdmissible(&fresh) {
-			_ = h.queues.AddOrUpdateWorkloadWithoutLock(h.log, fresh.DeepCopy())
+			_ = h.queues.AddOrUpdateWorkloadWithoutLock(h.log, h.adjusted(&fresh))
 		}
 	})
 	h.last[key] = fresh.DeepCopy()
@@ -470,6 +493,22 @@ func (h *harness) run(cycles int) bool {
 			return true
 		}
 		before = after
+	}
+	return false
+}
+
+// borrowsNow: Kueue keeps no per-Workload "borrowing" flag after admission; right after the
+// cycle that admitted it, the Workload borrows when its ClusterQueue's usage of one of the
+// flavor/resources it was given exceeds the nominal quota (Kueue's cache's own "borrowed").
+func (h *harness) borrowsNow(wl *kueue.Workload) bool {
+	_, borrowed := h.clusterQueueUsage()
+	cq := string(wl.Status.Admission.ClusterQueue)
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		for res, flavor := range psa.Flavors {
+			if _, b := borrowed[cq][string(flavor)][string(res)]; b {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -55,7 +55,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	w := decodeWorld(newScheme(), docs, stderr)
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
-	h, err := newHarness(ctx, w)
+	h, err := newHarness(ctx, w, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kueue-oracle: error: %v\n", err)
 		return 1

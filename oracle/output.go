@@ -58,8 +58,18 @@ func (h *harness) result() ([]byte, error) {
 	for _, wl := range h.listWorkloads() {
 		byKey[keyOf(wl)] = wl
 	}
-	for _, key := range h.keys {
-		out.Workloads = append(out.Workloads, h.outcome(byKey[key], borrowed))
+	keys := append([]string{}, h.keys...)
+	for key := range h.invalid {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if why, bad := h.invalid[key]; bad {
+			out.Workloads = append(out.Workloads, workloadOut{Name: key, Status: "inadmissible", Reason: why,
+				Assignment: map[string]map[string]string{}, Count: map[string]int32{}})
+			continue
+		}
+		out.Workloads = append(out.Workloads, h.outcome(byKey[key]))
 	}
 	names := make([]string, 0, len(usage))
 	for name := range usage {
@@ -79,7 +89,7 @@ func (h *harness) result() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (h *harness) outcome(wl *kueue.Workload, borrowed map[string]map[string]map[string]string) workloadOut {
+func (h *harness) outcome(wl *kueue.Workload) workloadOut {
 	key := keyOf(wl)
 	o := workloadOut{Name: key, Assignment: map[string]map[string]string{}, Count: map[string]int32{}}
 	if workload.HasQuotaReservation(wl) {
@@ -89,13 +99,11 @@ func (h *harness) outcome(wl *kueue.Workload, borrowed map[string]map[string]map
 		if h.initiallyHeld[key] && !h.evicted[key] {
 			o.Status = "running"
 		}
+		o.Borrowing = h.borrowing[key]
 		for _, psa := range wl.Status.Admission.PodSetAssignments {
 			flavors := map[string]string{}
 			for res, flavor := range psa.Flavors {
 				flavors[string(res)] = string(flavor)
-				if _, b := borrowed[cq][string(flavor)][string(res)]; b {
-					o.Borrowing = true
-				}
 			}
 			o.Assignment[string(psa.Name)] = flavors
 			if psa.Count != nil {
@@ -108,11 +116,14 @@ func (h *harness) outcome(wl *kueue.Workload, borrowed map[string]map[string]map
 		}
 		return o
 	}
-	if cq, ok := h.queues.ClusterQueueForWorkload(wl); ok {
+	if cq, _ := h.queues.ClusterQueueForWorkload(wl); cq != "" {
 		name := string(cq)
 		o.ClusterQueue = &name
 	}
 	if by, ok := h.preemptedBy[key]; ok {
+		if from := h.evictedFrom[key]; from != "" {
+			o.ClusterQueue = &from
+		}
 		o.Status = "preempted"
 		o.PreemptedBy = &by
 		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil {

@@ -6,6 +6,7 @@ the folder is absent, so a clone elsewhere still passes `make test`.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,5 +27,12 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def kueue_crd_dir(shared_dir: Path) -> Path:
-    return shared_dir / "schemas" / "kueue-v0.19.2"
+def kueue_crd_dir() -> Path:
+    """Kueue's CRDs from the Kueue Go module kueue-oracle builds against (tests/verify/kueue_module.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "verify"))
+    from kueue_module import kueue_crd_dir as module_crd_dir
+
+    crds, reason = module_crd_dir()
+    if crds is None:
+        pytest.skip(reason)
+    return crds
