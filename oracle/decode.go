@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +35,7 @@ type world struct {
 	podPriorities   []*schedulingv1.PriorityClass
 	namespaces      []*corev1.Namespace
 	workloads       []*kueue.Workload
+	jobs            []*batchv1.Job
 	// From a config.kueue.x-k8s.io Configuration in the input, as Kueue's manager reads its own.
 	fairSharing *config.FairSharing
 	quotaCheck  config.QuotaCheckStrategy
@@ -113,6 +115,8 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 			w.namespaces = append(w.namespaces, o)
 		case *kueue.Workload:
 			w.workloads = append(w.workloads, o)
+		case *batchv1.Job:
+			w.jobs = append(w.jobs, o)
 		}
 	}
 	sort.SliceStable(w.workloads, func(i, j int) bool {
@@ -151,7 +155,8 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 		if gv.Version != "v1beta1" && gv.Version != "v1beta2" {
 			return nil, fmt.Errorf("%s: only kueue.x-k8s.io/v1beta1 and v1beta2 are read", apiVersion)
 		}
-	case gv.Group == "" && kind == "Namespace", gv.Group == "scheduling.k8s.io" && kind == "PriorityClass":
+	case gv.Group == "" && kind == "Namespace", gv.Group == "scheduling.k8s.io" && kind == "PriorityClass",
+		gv.Group == "batch" && kind == "Job":
 	default:
 		return nil, nil // not an object the admission decision reads (jobs: see README)
 	}
@@ -190,7 +195,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	if m, ok := typed.(interface {
 		GetNamespace() string
 		SetNamespace(string)
-	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue") {
+	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || kind == "Job") {
 		m.SetNamespace("default")
 	}
 	if typed.GetObjectKind().GroupVersionKind().Empty() {

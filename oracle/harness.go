@@ -140,6 +140,7 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		last: map[string]*kueue.Workload{}, evictedFrom: map[string]string{}, borrowing: map[string]bool{},
 		invalid: w.invalid, warn: warn,
 	}
+	workloadsForJobs(ctx, lookupClient(w), w, warn)
 	ensureNamespaces(w)
 	if err := resolvePriorities(ctx, w); err != nil {
 		return nil, err
@@ -239,14 +240,7 @@ func ensureNamespaces(w *world) {
 // integrations) from its priority class; a bare Workload that names a class and no number gets
 // the number here, through Kueue's own lookup.
 func resolvePriorities(ctx context.Context, w *world) error {
-	objs := []client.Object{}
-	for _, pc := range w.priorityClasses {
-		objs = append(objs, pc)
-	}
-	for _, pc := range w.podPriorities {
-		objs = append(objs, pc)
-	}
-	lookup := utiltesting.NewClientBuilder().WithObjects(objs...).Build()
+	lookup := lookupClient(w)
 	for _, wl := range w.workloads {
 		if wl.Spec.Priority != nil || wl.Spec.PriorityClassRef == nil {
 			continue
@@ -265,6 +259,18 @@ func resolvePriorities(ctx context.Context, w *world) error {
 		wl.Spec.Priority = &value
 	}
 	return nil
+}
+
+// lookupClient holds the priority classes, for Kueue's priority lookups before the world exists.
+func lookupClient(w *world) client.Client {
+	objs := []client.Object{}
+	for _, pc := range w.priorityClasses {
+		objs = append(objs, pc)
+	}
+	for _, pc := range w.podPriorities {
+		objs = append(objs, pc)
+	}
+	return utiltesting.NewClientBuilder().WithObjects(objs...).Build()
 }
 
 // addQueues replays what Kueue's controllers do on start-up: flavors and cohorts into the cache,
