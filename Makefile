@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser differential
+.PHONY: setup demo test bench clean browser differential oracle oracle-if-go
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,22 @@ browser:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "make: chromium not installed; the browser test will be skipped"; }
 
+# kueue-oracle: Kueue's own scheduler run offline (oracle/README.md). `go mod download` also
+# puts the Kueue module, whose CRDs the verify tests read, in the module cache.
+ORACLE_BIN := oracle/bin/kueue-oracle
+KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors workloadpriorityclasses workloads
+oracle:
+	cd oracle && go mod download && kueue_dir=$$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && mkdir -p crds && \
+	  for crd in $(KUEUE_CRDS); do install -m 0644 "$$kueue_dir/config/components/crd/bases/kueue.x-k8s.io_$$crd.yaml" crds/; done && \
+	  go build -trimpath -o bin/kueue-oracle .
+
+# `make test` builds the oracle when Go is installed; without Go its tests skip with that reason.
+oracle-if-go:
+	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory oracle; \
+	else echo "go not on PATH: kueue-oracle not built, its tests will skip"; fi
+
 # The whole suite (2 workers: this project's machines have 2 cores).
-test: setup browser
+test: setup browser oracle-if-go
 	$(BIN)/python -m pytest -n 2 -q
 
 # N random Kueue worlds from SEED through the Python engine and Kueue's own scheduler

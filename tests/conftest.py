@@ -26,5 +26,11 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def kueue_crd_dir(shared_dir: Path) -> Path:
-    return shared_dir / "schemas" / "kueue-v0.19.2"
+def kueue_crd_dir() -> Path:
+    """Kueue's CRDs from the Kueue Go module kueue-oracle builds against (kp_testing/kueue_module.py)."""
+    from kp_testing.kueue_module import kueue_crd_dir as module_crd_dir
+
+    crds, reason = module_crd_dir()
+    if crds is None:
+        pytest.skip(reason)
+    return crds

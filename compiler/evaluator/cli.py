@@ -21,10 +21,18 @@ from compiler.evaluator.reader import read_files
 @format_option("table", "json")
 @click.option("--explain", "explain_name", metavar="NS/NAME", default=None,
               help="Print the reasoning for one workload.")
+@click.option("--engine", type=click.Choice(["python", "kueue"]), default="python", show_default=True,
+              help="python: the built-in engine; kueue: Kueue's own scheduler (kueue-oracle, `make oracle`).")
 @handles_errors
-def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, explain_name: str | None) -> None:
+def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, explain_name: str | None,
+             engine: str) -> None:
     """Run Kueue's admission logic on cluster manifests (`kubectl get -o yaml` output)."""
     stdin_text = sys.stdin.read() if "-" in files else None
+    if engine == "kueue":
+        if explain_name is not None:
+            raise click.UsageError("--explain needs --engine python (kueue-oracle reports outcomes only)")
+        _evaluate_with_kueue(list(files), stdin_text, cycles, output_format)
+        return
     documents = read_files(list(files), stdin_text)
     state = load_documents(documents)
     print_diagnostics(state.warnings)
@@ -41,12 +49,29 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
     if output_format == "json":
         emit_json(result.to_json())
         return
+    _print_table(f"Kueue admission ({result.cycles} cycle(s))", result.table())
+
+
+def _evaluate_with_kueue(files: list[str], stdin_text: str | None, cycles: int | None, output_format: str) -> None:
+    from compiler.evaluator.kueue_engine import OracleInputError, run_oracle, table_rows
+
+    try:
+        result = run_oracle(files, stdin_text, cycles)
+    except OracleInputError:
+        sys.exit(1)  # kueue-oracle named the file, line and cause on stderr
+    if output_format == "json":
+        emit_json(result.payload)
+        return
+    _print_table("Kueue admission (Kueue's own scheduler, kueue-oracle)", table_rows(result.payload))
+
+
+def _print_table(title: str, rows: list[tuple[str, ...]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Kueue admission ({result.cycles} cycle(s))")
+    table = Table(title=title)
     for column in ("workload", "clusterQueue", "status", "flavors", "borrowing", "code", "reason"):
         table.add_column(column, overflow="fold")
-    for row in result.table():
+    for row in rows:
         table.add_row(*row)
     Console(width=200).print(table)
