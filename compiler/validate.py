@@ -6,7 +6,9 @@ at the user's line, in words a platform engineer reads without knowing pydantic.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
@@ -70,7 +72,48 @@ def dotted(path: NodePath) -> str:
     return text
 
 
-def _describe(error: dict, data: Any, path: NodePath) -> tuple[str, str, bool]:
+@lru_cache(maxsize=None)
+def _model_schema(model_type: type[Strict]) -> dict:
+    return model_type.model_json_schema(mode="validation")
+
+
+def _objects(schema: dict, node: dict) -> list[dict]:
+    """The object schemas a schema node may be: $ref followed, anyOf/oneOf branches expanded."""
+    if "$ref" in node:
+        return _objects(schema, schema["$defs"][node["$ref"].rsplit("/", 1)[-1]])
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches:
+        return [found for branch in branches for found in _objects(schema, branch)]
+    return [node]
+
+
+def allowed_fields(model_type: type[Strict], loc: tuple) -> list[str]:
+    """The field names allowed at a pydantic error location's parent (the models' own schema,
+    walked by the location; segments pydantic adds for union members and validators are skipped)."""
+    schema = _model_schema(model_type)
+    nodes = [schema]
+    for segment in loc:
+        expanded = [o for node in nodes for o in _objects(schema, node)]
+        if isinstance(segment, int):
+            step = [o["items"] for o in expanded if isinstance(o.get("items"), dict)]
+        else:
+            step = [o["properties"][segment] for o in expanded if segment in o.get("properties", {})]
+            step = step or [o["additionalProperties"] for o in expanded
+                            if isinstance(o.get("additionalProperties"), dict)]
+        nodes = step or nodes  # not a data segment: a union member tag such as 'MigLayout'
+    return sorted({name for node in nodes for o in _objects(schema, node) for name in o.get("properties", {})})
+
+
+def _did_you_mean(unknown: object, allowed: list[str]) -> str:
+    """A misspelt field name's closest allowed name (difflib's ratio, case-insensitive)."""
+    if not isinstance(unknown, str) or not allowed:
+        return ""
+    lowered = {name.lower(): name for name in allowed}
+    close = difflib.get_close_matches(unknown.lower(), list(lowered), n=1, cutoff=0.6)
+    return f"; did you mean '{lowered[close[0]]}'?" if close else ""
+
+
+def _describe(error: dict, data: Any, path: NodePath, model_type: type[Strict]) -> tuple[str, str, bool]:
     """(code, message, point-at-key) for one pydantic error."""
     kind = error["type"]
     loc = error["loc"]
@@ -79,7 +122,8 @@ def _describe(error: dict, data: Any, path: NodePath) -> tuple[str, str, bool]:
         unknown = loc[-1]
         parent = dotted(path[:-1]) if path and path[-1] == unknown else field
         where = f" in {parent}" if parent else ""
-        return codes.UNKNOWN_FIELD, f"unknown field '{unknown}'{where}", True
+        hint = _did_you_mean(unknown, allowed_fields(model_type, loc[:-1]))
+        return codes.UNKNOWN_FIELD, f"unknown field '{unknown}'{where}{hint}", True
     if kind == "missing":
         missing = loc[-1]
         where = f" in {field}" if field else ""
@@ -134,7 +178,7 @@ def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) ->
                 policy.invalid_clusters.add(name if isinstance(name, str) else None)
             for item in error.errors(include_url=False):
                 path = _existing_prefix(data, item["loc"])
-                code, message, at_key = _describe(item, data, path)
+                code, message, at_key = _describe(item, data, path, model_type)
                 if item["type"] == "extra_forbidden" and path and path[-1] == item["loc"][-1]:
                     position = document.position(path, key=True)
                 else:
