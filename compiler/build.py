@@ -107,7 +107,7 @@ def round_memory(value: Fraction) -> Fraction:
 
 def instance_share(cluster: ResolvedCluster, pool: ResolvedPool, profile: str) -> tuple[Fraction, Fraction]:
     """The cpu and memory that come with one MIG instance: its compute slices' share of a GPU's
-    resourcesPerGpu, rounded up (POLICY.md: compute slices / 7)."""
+    resourcesPerGpu, rounded up (compute slices / 7: docs/policy-reference.md)."""
     gpu = load_catalogue().model(pool.spec.gpu)
     mig_profile = gpu.profile(profile) if gpu else None
     if mig_profile is None:
