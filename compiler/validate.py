@@ -46,11 +46,16 @@ class ValidatedPolicy:
     invalid_clusters: set[str | None] = field(default_factory=set)
 
 
+# Names pydantic uses as location segments for the members of the policy's model unions.
+_UNION_TAGS = frozenset({"MigLayout"})
+
+
 def _existing_prefix(data: Any, loc: tuple) -> NodePath:
     """The longest prefix of a pydantic error location that exists in the user's data.
 
-    Pydantic adds segments of its own for unions and validators (e.g. 'literal[...]'); those
-    must not end up in a message or a position lookup.
+    Pydantic adds segments of its own for unions and validators (e.g. 'literal[...]', or the
+    member's name 'MigLayout'); those must not end up in a message or a position lookup. A
+    union member's tag is skipped, so an unknown key inside the member is still pointed at.
     """
     path: list[str | int] = []
     node = data
@@ -59,6 +64,8 @@ def _existing_prefix(data: Any, loc: tuple) -> NodePath:
             node = node[segment]
         elif isinstance(node, list) and isinstance(segment, int) and 0 <= segment < len(node):
             node = node[segment]
+        elif isinstance(segment, str) and not segment.isidentifier() or segment in _UNION_TAGS:
+            continue
         else:
             break
         path.append(segment)

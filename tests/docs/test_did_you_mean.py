@@ -52,11 +52,13 @@ def test_misspelt_fields_get_a_suggestion_at_their_line_and_column(tmp_path: Pat
 def test_a_field_inside_a_union_member_and_one_with_no_close_name(tmp_path: Path) -> None:
     policies = _policy_copy(tmp_path)
     cluster = policies / "cluster.yaml"
-    _replace(cluster, "      mig: planned", "      mig: {layuot: {3g.40gb: 2}}")
+    mig_line = _replace(cluster, "      mig: planned", "      mig: {layuot: {3g.40gb: 2}}")
     _replace(cluster, "  overcommit: 1.0", "  overcommit: 1.0\n  zzzqqq: 1")
     result = run_cli("validate", str(policies))
     assert result.returncode == 1
-    assert "unknown field 'layuot' in spec.pools[3].mig; did you mean 'layout'?" in result.stderr
+    # Pointed at the misspelt key inside the mapping (column 13), not at `mig:`.
+    assert (f"cluster.yaml:{mig_line + 1}:13: error[KP204]: unknown field 'layuot' in spec.pools[3].mig; "
+            "did you mean 'layout'?") in result.stderr
     nothing_close = next(line for line in result.stderr.splitlines() if "'zzzqqq'" in line)
     assert nothing_close.endswith("unknown field 'zzzqqq' in spec"), nothing_close
 
