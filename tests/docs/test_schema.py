@@ -107,3 +107,23 @@ def test_the_schema_refuses_what_validate_refuses(tmp_path: Path) -> None:
         result = run_cli("validate", str(tmp_path / "policies"))
         assert result.returncode == 1, (what, result.stderr)
     assert validator.is_valid(team)
+
+
+def test_the_modeline_changes_nothing_in_the_output(tmp_path: Path) -> None:
+    """Comments are not policy: the same policy without its modelines compiles to the same bytes."""
+    plain = tmp_path / "plain" / "policies"
+    for path in POLICY_FILES:
+        target = plain / path.relative_to(REPO_ROOT / "policies")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert MODELINE.match(lines[0].rstrip("\n"))
+        target.write_text("".join(lines[1:]), encoding="utf-8")
+    with_modeline = run_cli("compile", "policies", "--out", str(tmp_path / "a"), cwd=REPO_ROOT)
+    without = run_cli("compile", "policies", "--out", str(tmp_path / "b"), cwd=tmp_path / "plain")
+    assert with_modeline.returncode == without.returncode == 0, with_modeline.stderr + without.stderr
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b and files_a
+    differing = [str(rel) for rel in files_a
+                 if (tmp_path / "a" / rel).read_bytes() != (tmp_path / "b" / rel).read_bytes()]
+    assert differing == []
