@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from compiler import codes
 from compiler.errors import DiagnosticSink, SourcePosition
@@ -80,7 +80,7 @@ def dotted(path: NodePath) -> str:
 
 
 @lru_cache(maxsize=None)
-def _model_schema(model_type: type[Strict]) -> dict:
+def _model_schema(model_type: type[BaseModel]) -> dict:
     return model_type.model_json_schema(mode="validation")
 
 
@@ -94,7 +94,7 @@ def _objects(schema: dict, node: dict) -> list[dict]:
     return [node]
 
 
-def allowed_fields(model_type: type[Strict], loc: tuple) -> list[str]:
+def allowed_fields(model_type: type[BaseModel], loc: tuple) -> list[str]:
     """The field names allowed at a pydantic error location's parent (the models' own schema,
     walked by the location; segments pydantic adds for union members and validators are skipped)."""
     schema = _model_schema(model_type)
@@ -120,8 +120,10 @@ def _did_you_mean(unknown: object, allowed: list[str]) -> str:
     return f"; did you mean '{lowered[close[0]]}'?" if close else ""
 
 
-def _describe(error: dict, data: Any, path: NodePath, model_type: type[Strict]) -> tuple[str, str, bool]:
-    """(code, message, point-at-key) for one pydantic error."""
+def _describe(error: dict, data: Any, path: NodePath,
+              model_type: type[BaseModel] | None = None) -> tuple[str, str, bool]:
+    """(code, message, point-at-key) for one pydantic error; with the model that was validated,
+    an unknown field also gets the closest allowed name."""
     kind = error["type"]
     loc = error["loc"]
     field = dotted(path)
@@ -129,7 +131,7 @@ def _describe(error: dict, data: Any, path: NodePath, model_type: type[Strict]) 
         unknown = loc[-1]
         parent = dotted(path[:-1]) if path and path[-1] == unknown else field
         where = f" in {parent}" if parent else ""
-        hint = _did_you_mean(unknown, allowed_fields(model_type, loc[:-1]))
+        hint = _did_you_mean(unknown, allowed_fields(model_type, loc[:-1])) if model_type else ""
         return codes.UNKNOWN_FIELD, f"unknown field '{unknown}'{where}{hint}", True
     if kind == "missing":
         missing = loc[-1]

@@ -10,6 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from click.testing import CliRunner
+
+from compiler.cli import main
 
 from kp_testing import REPO_ROOT, run_cli
 
@@ -22,9 +25,14 @@ def _committed(name: str) -> dict:
     return json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
 
 
+def _schema_cli(*args: str):
+    """`kueue-policy schema ...` through click's runner (in-process: the command is pure)."""
+    return CliRunner().invoke(main, ["schema", *args], catch_exceptions=False)
+
+
 def test_committed_schemas_are_what_the_models_generate(tmp_path: Path) -> None:
-    result = run_cli("schema", "--out", str(tmp_path))
-    assert result.returncode == 0, result.stderr
+    result = _schema_cli("--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
     generated = sorted(p.name for p in tmp_path.iterdir())
     assert generated == sorted(p.name for p in SCHEMAS.glob("*.json"))
     for name in generated:
@@ -34,14 +42,21 @@ def test_committed_schemas_are_what_the_models_generate(tmp_path: Path) -> None:
 
 
 def test_stdout_matches_the_files_and_kind_selects_one(tmp_path: Path) -> None:
-    both = run_cli("schema")
-    assert both.returncode == 0 and both.stdout == (SCHEMAS / "policy.schema.json").read_text()
-    team = run_cli("schema", "--kind", "team")
-    assert team.stdout == (SCHEMAS / "team.schema.json").read_text()
-    written = run_cli("schema", "--kind", "cluster", "--out", str(tmp_path / "one"))
-    assert [p.name for p in (tmp_path / "one").iterdir()] == ["cluster.schema.json"], written.stderr
-    bad = run_cli("schema", "--kind", "pool")
-    assert bad.returncode == 2 and "pool" in bad.stderr
+    both = _schema_cli()
+    assert both.exit_code == 0 and both.output == (SCHEMAS / "policy.schema.json").read_text()
+    assert _schema_cli("--kind", "team").output == (SCHEMAS / "team.schema.json").read_text()
+    written = _schema_cli("--kind", "cluster", "--out", str(tmp_path / "one"))
+    assert [p.name for p in (tmp_path / "one").iterdir()] == ["cluster.schema.json"], written.output
+    bad = _schema_cli("--kind", "pool")
+    assert bad.exit_code == 2 and "pool" in bad.output
+
+
+def test_an_unwritable_out_folder_is_an_environment_failure(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run_cli("schema", "--out", str(blocker / "schemas"))
+    assert result.returncode == 3 and "cannot write the schema" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def _properties(schema: dict):
@@ -89,41 +104,44 @@ def test_the_schema_refuses_what_validate_refuses(tmp_path: Path) -> None:
     """The editor's verdict and the compiler's agree on typical mistakes."""
     validator = jsonschema.Draft202012Validator(_committed("policy.schema.json"))
     team = yaml.safe_load((REPO_ROOT / "policies" / "teams" / "beta.yaml").read_text())
+    assert validator.is_valid(team)
     mistakes = {
-        "unknown field": lambda d: d["spec"].update(gpu=4),
-        "count as a string": lambda d: d["spec"]["gpus"].update(guaranteed="16"),
-        "bad enum": lambda d: d["spec"].update(capacity="spot-please"),
-        "bad name": lambda d: d["metadata"].update(name="Beta_Team"),
-        "bad quantity": lambda d: d["spec"]["workloads"][1].update(cpu="eight"),
+        "unknown-field": lambda d: d["spec"].update(gpu=4),
+        "count-as-string": lambda d: d["spec"]["gpus"].update(guaranteed="16"),
+        "bad-enum": lambda d: d["spec"].update(capacity="spot-please"),
+        "bad-name": lambda d: d["metadata"].update(name="Beta_Team"),
+        "bad-quantity": lambda d: d["spec"]["workloads"][1].update(cpu="eight"),
     }
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "cluster.yaml").write_text((REPO_ROOT / "policies" / "cluster.yaml").read_text())
     for what, mutate in mistakes.items():
         document = json.loads(json.dumps(team))
         mutate(document)
         assert not validator.is_valid(document), what
-        (tmp_path / "policies").mkdir(exist_ok=True)
-        cluster = (REPO_ROOT / "policies" / "cluster.yaml").read_text()
-        (tmp_path / "policies" / "cluster.yaml").write_text(cluster)
-        (tmp_path / "policies" / "beta.yaml").write_text(yaml.safe_dump(document))
-        result = run_cli("validate", str(tmp_path / "policies"))
-        assert result.returncode == 1, (what, result.stderr)
-    assert validator.is_valid(team)
+        (policies / f"{what}.yaml").write_text(yaml.safe_dump(document))
+    # One run: every file's validation errors are reported together.
+    result = run_cli("validate", str(policies))
+    assert result.returncode == 1
+    for what in mistakes:
+        assert re.search(rf"^\S*{what}\.yaml:\d+:\d+: error\[KP2\d\d\]", result.stderr, re.MULTILINE), (what, result.stderr)
 
 
 def test_the_modeline_changes_nothing_in_the_output(tmp_path: Path) -> None:
-    """Comments are not policy: the same policy without its modelines compiles to the same bytes."""
-    plain = tmp_path / "plain" / "policies"
+    """Comments are not policy: the example without its modelines compiles to the committed out/
+    byte for byte (which the output tests also compare with a compile of the files as they are)."""
+    plain = tmp_path / "policies"
     for path in POLICY_FILES:
         target = plain / path.relative_to(REPO_ROOT / "policies")
         target.parent.mkdir(parents=True, exist_ok=True)
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
         assert MODELINE.match(lines[0].rstrip("\n"))
         target.write_text("".join(lines[1:]), encoding="utf-8")
-    with_modeline = run_cli("compile", "policies", "--out", str(tmp_path / "a"), cwd=REPO_ROOT)
-    without = run_cli("compile", "policies", "--out", str(tmp_path / "b"), cwd=tmp_path / "plain")
-    assert with_modeline.returncode == without.returncode == 0, with_modeline.stderr + without.stderr
-    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert files_a == files_b and files_a
-    differing = [str(rel) for rel in files_a
-                 if (tmp_path / "a" / rel).read_bytes() != (tmp_path / "b" / rel).read_bytes()]
+    result = run_cli("compile", "policies", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    committed = REPO_ROOT / "out"
+    ours = sorted(p.relative_to(committed) for p in committed.rglob("*") if p.is_file())
+    theirs = sorted(p.relative_to(tmp_path / "out") for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert ours == theirs and ours
+    differing = [str(rel) for rel in ours if (committed / rel).read_bytes() != (tmp_path / "out" / rel).read_bytes()]
     assert differing == []
