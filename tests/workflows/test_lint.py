@@ -174,3 +174,32 @@ def test_ci_runs_this_projects_tests_with_go() -> None:
     assert any(s.get("uses", "").startswith("actions/setup-go@") for s in steps)
     assert any(s.get("run") == "make test" for s in steps)
     assert re.search(r"make test", (REPO_ROOT / ".ci" / "run").read_text())
+
+
+def _yaml_blocks(markdown: Path) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", markdown.read_text(encoding="utf-8"), flags=re.DOTALL)
+
+
+def test_workflow_examples_in_the_docs_pass_actionlint(actionlint: Path, linter_path: str, tmp_path: Path) -> None:
+    """Every workflow a how-to shows (a block with `jobs:`) is linted like the real ones."""
+    root = _lint_tree(tmp_path)
+    blocks = [b for b in _yaml_blocks(REPO_ROOT / "docs" / "how-to" / "github.md") if re.search(r"^jobs:", b, re.M)]
+    assert len(blocks) >= 2
+    names = []
+    for index, block in enumerate(blocks):
+        if not re.search(r"^on:", block, re.M):
+            block = "on: {pull_request: {}}\npermissions: {}\n" + block
+        name = f".github/workflows/docs-example-{index}.yml"
+        (root / name).write_text(block)
+        names.append(name)
+    result = _actionlint(actionlint, linter_path, root, *names)
+    assert result.returncode == 0 and result.stdout == "", result.stdout + result.stderr
+
+
+def test_gitlab_example_passes_gitlabs_schema(tmp_path: Path) -> None:
+    blocks = [b for b in _yaml_blocks(REPO_ROOT / "docs" / "how-to" / "gitlab.md") if "script:" in b]
+    assert len(blocks) == 1
+    pipeline = tmp_path / ".gitlab-ci.yml"
+    pipeline.write_text(blocks[0])
+    result = _check_jsonschema("vendor.gitlab-ci", pipeline)
+    assert result.returncode == 0, result.stdout + result.stderr
