@@ -12,7 +12,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# actionlint (lints .github/ in the tests) is a Go program; no PyPI wheel ships its binary, so it
+# is built from the Go module proxy when Go is present (the tests say why they skip otherwise).
+ACTIONLINT_VERSION := v1.7.12
+$(BIN)/actionlint: | $(STAMP)
+	@if command -v go >/dev/null 2>&1; then \
+	  GOBIN="$(abspath $(BIN))" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); \
+	else echo "go not found: the actionlint tests will be skipped"; fi
+
+setup: $(STAMP) $(BIN)/actionlint
 
 # The main job on the example policy: compile policies/ into out/ and print the summary.
 demo: setup

@@ -1,6 +1,6 @@
 """Admissibility of every declared workload: guaranteed, borrowing or never, with a reason.
 
-POLICY.md's definitions:
+The definitions (docs/concepts.md, Verdicts):
   guaranteed  admitted from the team's own quota even when every other team uses its guarantee;
   borrowing   can only run while cohort-mates lend idle quota;
   never       Kueue would never admit it (or admit it and the pods would never start).

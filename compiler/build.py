@@ -128,7 +128,7 @@ def cpu_memory_with(cluster: ResolvedCluster, pool: ResolvedPool | None, gpus: i
                     mig: Mapping[str, int] | None = None) -> tuple[Fraction, Fraction]:
     """The cpu and memory that come with `gpus` whole GPUs and `mig` MIG instances (profile ->
     count) on `pool`: the cluster's resourcesPerGpu per GPU; per instance its compute slices'
-    share of that (POLICY.md: compute slices / 7), rounded up once per instance, exactly as a pod
+    share of that (compute slices / 7: docs/policy-reference.md), rounded up once per instance, exactly as a pod
     asking for one instance gets it by default, so N such pods fit N instances' quota."""
     per_gpu = cluster.spec.resourcesPerGpu
     cpu_per_gpu, memory_per_gpu = parse_quantity(per_gpu.cpu), parse_quantity(per_gpu.memory)

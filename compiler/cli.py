@@ -35,8 +35,9 @@ def _register_commands() -> None:
     from compiler.dra.cli import devices
     from compiler.deliver.cli import diff, pr
     from compiler.simulate import simulate, trace
+    from compiler.schema_cli import schema
 
-    for command in (validate, compile_command, check, evaluate, plan_mig, devices, simulate, trace, diff, pr):
+    for command in (validate, compile_command, check, evaluate, plan_mig, devices, simulate, trace, diff, pr, schema):
         main.add_command(command)
 
 

@@ -71,7 +71,7 @@ WRONG_API_VERSION = register("KP202", "unsupported apiVersion",
 UNKNOWN_KIND = register("KP203", "unknown kind",
     "The kinds of the policy language are Cluster and Team.")
 UNKNOWN_FIELD = register("KP204", "unknown field",
-    "The field is not part of the policy language. Check its spelling against POLICY.md.")
+    "The field is not part of the policy language. Check its spelling against docs/policy-reference.md (the diagnostic suggests the closest field name).")
 WRONG_TYPE = register("KP205", "wrong type or value",
     "The value has the wrong type, or is outside the allowed range or set of values.")
 MISSING_FIELD = register("KP206", "required field missing",

@@ -1,9 +1,13 @@
-"""The policy language `kueue-policy/v1alpha1` as typed models (see POLICY.md).
+"""The policy language `kueue-policy/v1alpha1` as typed models (reference: docs/policy-reference.md).
 
 These models describe what a user may write, nothing more: `extra="forbid"` everywhere, strict
 types (a count is an integer, not "4" and not 4.0), bounded numbers (an absurd value is a typo,
 not a plan). Cross-references (cluster, cohort, priority, model names) are checked later, in
 resolve, because they span documents.
+
+Every field carries a `description`: `kueue-policy schema` turns these models into the JSON
+Schema under schemas/ that editors use for completion and hover text, so the words here are
+what a user reads while typing.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
-from compiler.quantity import QuantityError, Wording, parse_quantity
+from compiler.quantity import QUANTITY_PATTERN, QuantityError, parse_quantity
 
 API_VERSION = "kueue-policy/v1alpha1"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -47,6 +51,16 @@ def _quantity(value: object) -> str:
     return str(value) if not isinstance(value, str) else value.strip()
 
 
+def _quantity_schema(schema: dict) -> None:
+    """JSON Schema of a quantity field: the validator accepts `16` as well as "16" and "500m"."""
+    nullable = any(option.get("type") == "null" for option in schema.get("anyOf", ()))
+    for key in ("type", "anyOf"):
+        schema.pop(key, None)
+    options: list[dict] = [{"type": "string", "pattern": QUANTITY_PATTERN}, {"type": "number", "minimum": 0}]
+    schema["anyOf"] = options + ([{"type": "null"}] if nullable else [])
+
+
+
 def _version(value: object, example: str) -> str:
     if isinstance(value, float):
         # YAML reads 1.30 as the float 1.3: refuse rather than silently mean the wrong version.
@@ -55,38 +69,51 @@ def _version(value: object, example: str) -> str:
 
 
 class Metadata(Strict):
-    name: DnsLabel
-    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
+    name: DnsLabel = Field(description="The document's name, a DNS-1123 label. A Cluster's name names out/<cluster>/ and its root cohort; a Team's name is its ClusterQueue's name.")
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Free-form Kubernetes-style labels for your own tooling; not copied to emitted objects.")
+    annotations: dict[str, str] = Field(default_factory=dict, description="Free-form annotations for your own tooling; not copied to emitted objects.")
 
 
 class ResourcesPerGpu(Strict):
-    cpu: str = "16"
-    memory: str = "128Gi"
+    cpu: str = Field("16", description="CPU quota (a Kubernetes quantity) that comes with each guaranteed or burst GPU; a MIG instance brings its compute-slice share (slices / 7), rounded up to the milli-CPU.", json_schema_extra=_quantity_schema)
+    memory: str = Field("128Gi", description="Memory quota (a Kubernetes quantity) that comes with each guaranteed or burst GPU; a MIG instance brings its compute-slice share, rounded up to the MiB.", json_schema_extra=_quantity_schema)
 
     _check = field_validator("cpu", "memory", mode="before")(lambda cls, v: _quantity(v))
 
 
 class Taint(Strict):
-    key: LabelKey
-    value: LabelValue = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    key: LabelKey = Field(description="Taint key on the pool's nodes; becomes a ResourceFlavor nodeTaint and the matching toleration Kueue adds to admitted pods.")
+    value: LabelValue = Field("", description="Taint value (empty for a key-only taint).")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(description="Taint effect, as on the Node.")
 
 
 class MigLayout(Strict):
     """A fixed per-GPU MIG layout, e.g. {layout: {3g.40gb: 2}}."""
-    layout: dict[str, Annotated[StrictInt, Field(ge=1, le=7)]] = Field(min_length=1)
+    layout: dict[str, Annotated[StrictInt, Field(ge=1, le=7)]] = Field(min_length=1, description="MIG profile -> instances on every GPU of the pool, e.g. {3g.40gb: 2}; the profiles must fit one GPU of the pool's model.")
 
 
 class Pool(Strict):
-    name: DnsLabel
-    gpu: Annotated[str, Field(min_length=1, max_length=63, pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")]
-    nodes: Annotated[StrictInt, Field(ge=1, le=100_000)]
-    gpusPerNode: Annotated[StrictInt, Field(ge=1, le=64)]
-    capacity: Literal["on-demand", "spot", "reserved"] = "on-demand"
-    nodeLabels: dict[LabelKey, LabelValue] = Field(default_factory=dict, max_length=8)
-    taints: list[Taint] = Field(default_factory=list, max_length=8)
-    mig: Literal["none", "planned"] | MigLayout = "none"
+    name: DnsLabel = Field(description="Pool name; becomes the ResourceFlavor's name (one flavor per pool).")
+    gpu: Annotated[str, Field(min_length=1, max_length=63, pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")] = Field(
+        description="GPU model of every node in the pool, e.g. H100-80GB (MIG pools need a model of the MIG "
+                    "catalogue; any name for whole-GPU pools). Teams select pools by it (Team.spec.models).")
+    nodes: Annotated[StrictInt, Field(ge=1, le=100_000)] = Field(description="Number of nodes in the pool.")
+    gpusPerNode: Annotated[StrictInt, Field(ge=1, le=64)] = Field(
+        description="GPUs per node; nodes x gpusPerNode is the pool's GPU capacity, and no single pod may ask for more "
+                    "GPUs than one node has.")
+    capacity: Literal["on-demand", "spot", "reserved"] = Field(
+        "on-demand", description="Capacity class; orders the team's flavors (Team.spec.capacity). reserved ranks with "
+                                 "on-demand.")
+    nodeLabels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, max_length=8,
+        description="Labels that select the pool's nodes; become the ResourceFlavor's nodeLabels (default "
+                    "{kueue-policy.io/pool: <name>}).")
+    taints: list[Taint] = Field(default_factory=list, max_length=8,
+                                description="Taints on the pool's nodes; become the ResourceFlavor's nodeTaints.")
+    mig: Literal["none", "planned"] | MigLayout = Field(
+        "none", description="none: whole GPUs (nvidia.com/gpu). planned: the compiler chooses the fewest MIG layouts "
+                            "that hold the teams' MIG guarantees and emits the mig-manager config. {layout: {...}}: a "
+                            "fixed per-GPU layout.")
 
     @property
     def is_mig(self) -> bool:
@@ -94,16 +121,23 @@ class Pool(Strict):
 
 
 class CohortSpec(Strict):
-    name: DnsLabel
-    parent: DnsLabel | None = None
-    weight: Annotated[StrictFloat, Field(ge=0, le=1000)] = 1.0
+    name: DnsLabel = Field(description="Cohort name; becomes a Kueue Cohort. Must differ from the cluster's name "
+                                       "(reserved for the root cohort).")
+    parent: DnsLabel | None = Field(None, description="Parent cohort (Cohort.spec.parentName); omitted = the cluster's "
+                                                      "root cohort.")
+    weight: Annotated[StrictFloat, Field(ge=0, le=1000)] = Field(
+        1.0, description="Fair-sharing weight (Cohort.spec.fairSharing.weight), written only when fairSharing is "
+                         "enabled.")
 
 
 class PrioritySpec(Strict):
-    name: DnsLabel
-    value: Annotated[StrictInt, Field(ge=-2_147_483_648, le=1_000_000_000)]
-    default: StrictBool = False
-    description: Annotated[str, Field(max_length=2048)] | None = None
+    name: DnsLabel = Field(description="Priority name; becomes a WorkloadPriorityClass.")
+    value: Annotated[StrictInt, Field(ge=-2_147_483_648, le=1_000_000_000)] = Field(
+        description="WorkloadPriorityClass value: higher is admitted first and may preempt lower.")
+    default: StrictBool = Field(False, description="The priority of teams and workloads that name none (at most one "
+                                                   "priority may be the default).")
+    description: Annotated[str, Field(max_length=2048)] | None = Field(
+        None, description="Human-readable text, copied to the WorkloadPriorityClass's description.")
 
 
 WithinClusterQueue = Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
@@ -111,26 +145,37 @@ ReclaimWithinCohort = Literal["Never", "LowerPriority", "Any"]
 
 
 class BorrowWithinCohort(Strict):
-    policy: Literal["Never", "LowerPriority"] = "Never"
-    maxPriorityThreshold: Annotated[StrictInt, Field(ge=-2_147_483_648, le=2_147_483_647)] | None = None
+    policy: Literal["Never", "LowerPriority"] = Field(
+        "Never", description="Whether a workload that borrows may preempt lower-priority workloads of other queues in "
+                             "the cohort (ClusterQueue preemption.borrowWithinCohort.policy).")
+    maxPriorityThreshold: Annotated[StrictInt, Field(ge=-2_147_483_648, le=2_147_483_647)] | None = Field(
+        None, description="Only workloads at or below this priority may be preempted while borrowing.")
 
 
 class Preemption(Strict):
-    withinClusterQueue: WithinClusterQueue = "Never"
-    reclaimWithinCohort: ReclaimWithinCohort = "Never"
-    borrowWithinCohort: BorrowWithinCohort = Field(default_factory=BorrowWithinCohort)
+    withinClusterQueue: WithinClusterQueue = Field(
+        "Never", description="Preemption among the team's own workloads (ClusterQueue preemption.withinClusterQueue).")
+    reclaimWithinCohort: ReclaimWithinCohort = Field(
+        "Never", description="Whether the team may preempt borrowers in its cohort to get its guarantee back "
+                             "(preemption.reclaimWithinCohort).")
+    borrowWithinCohort: BorrowWithinCohort = Field(
+        default_factory=BorrowWithinCohort, description="Preemption while borrowing (preemption.borrowWithinCohort).")
 
 
 class FairSharing(Strict):
-    enabled: StrictBool = False
+    enabled: StrictBool = Field(False, description="Turn on Kueue's fair sharing: cohorts and ClusterQueues get "
+                                                   "fairSharing.weight, and Kueue's Configuration gets fairSharing.")
     preemptionStrategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
-        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"], min_length=1, max_length=2)
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"], min_length=1, max_length=2,
+        description="Kueue Configuration fairSharing.preemptionStrategies, in order.")
 
 
 class Repository(Strict):
     """Where the compiled out/ lives, for the Argo CD Application / Flux source it needs."""
-    url: Annotated[str, Field(min_length=1, max_length=2048)]
-    revision: Annotated[str, Field(min_length=1, max_length=255)] = "main"
+    url: Annotated[str, Field(min_length=1, max_length=2048)] = Field(
+        description="Git URL of the repository that holds out/ (Argo CD repoURL, Flux GitRepository url).")
+    revision: Annotated[str, Field(min_length=1, max_length=255)] = Field(
+        "main", description="Branch or tag Argo CD / Flux follow (targetRevision, GitRepository ref.branch).")
 
 
 class WhatIf(Strict):
@@ -141,20 +186,43 @@ class WhatIf(Strict):
 
 
 class ClusterSpec(Strict):
-    kubernetesVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "1.34"
-    kueueVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "0.19"
-    gpuAccess: Literal["device-plugin", "dra-extended-resource", "dra-claims"] = "device-plugin"
-    gitops: Literal["argocd", "flux", "kustomize"] = "kustomize"
-    queueing: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
-    overcommit: Annotated[StrictFloat, Field(gt=0, le=10)] = 1.0
-    resourcesPerGpu: ResourcesPerGpu = Field(default_factory=ResourcesPerGpu)
-    pools: list[Pool] = Field(min_length=1, max_length=256)
-    cohorts: list[CohortSpec] = Field(default_factory=list, max_length=10_000)
-    priorities: list[PrioritySpec] = Field(default_factory=list, max_length=1_000)
-    preemption: Preemption = Field(default_factory=Preemption)
-    fairSharing: FairSharing = Field(default_factory=FairSharing)
-    featureGates: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], StrictBool] = Field(default_factory=dict)
-    repository: Repository | None = None
+    kubernetesVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = Field(
+        "1.34", description="Kubernetes version of the cluster, quoted (\"1.34\"): gates DRA (resource.k8s.io/v1 "
+                            "needs 1.34) and the schemas built-in kinds are checked against.")
+    kueueVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = Field(
+        "0.19", description="Kueue version, quoted: 0.15 and later get kueue.x-k8s.io/v1beta2 objects, older "
+                            "v1beta1; Cohorts need 0.11, dra-claims 0.18, dra-extended-resource 0.19.")
+    gpuAccess: Literal["device-plugin", "dra-extended-resource", "dra-claims"] = Field(
+        "device-plugin", description="How pods get GPUs: device-plugin (extended resources), dra-claims "
+                                     "(DeviceClasses, ResourceClaimTemplates and Kueue's deviceClassMappings) or "
+                                     "dra-extended-resource (DeviceClasses with extendedResourceName).")
+    gitops: Literal["argocd", "flux", "kustomize"] = Field(
+        "kustomize", description="Delivery: argocd (sync waves and an Application), flux (Kustomizations) or "
+                                 "kustomize (kustomization.yaml only, always written).")
+    queueing: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
+        "BestEffortFIFO", description="Default ClusterQueue queueingStrategy for every team.")
+    overcommit: Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
+        1.0, description="Guarantees placed on a pool may total at most its GPUs x overcommit.")
+    resourcesPerGpu: ResourcesPerGpu = Field(
+        default_factory=ResourcesPerGpu, description="CPU and memory quota that comes with each GPU of quota.")
+    pools: list[Pool] = Field(min_length=1, max_length=256,
+                              description="The cluster's GPU node pools; each becomes a ResourceFlavor.")
+    cohorts: list[CohortSpec] = Field(
+        default_factory=list, max_length=10_000,
+        description="The cohort tree; each becomes a Kueue Cohort under a root cohort named after the cluster, "
+                    "which holds every GPU no team is guaranteed. Without cohorts teams cannot borrow or lend.")
+    priorities: list[PrioritySpec] = Field(default_factory=list, max_length=1_000,
+                                           description="Priorities; each becomes a WorkloadPriorityClass.")
+    preemption: Preemption = Field(default_factory=Preemption,
+                                   description="Default ClusterQueue preemption for every team.")
+    fairSharing: FairSharing = Field(default_factory=FairSharing, description="Kueue fair sharing.")
+    featureGates: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], StrictBool] = Field(
+        default_factory=dict, description="Kubernetes feature gates enabled on the cluster, e.g. "
+                                          "{DRAExtendedResource: true} for dra-extended-resource before it is on "
+                                          "by default.")
+    repository: Repository | None = Field(
+        None, description="Where out/ lives, for the Argo CD Application / Flux GitRepository; omitted = a "
+                          "placeholder URL to replace.")
     whatIf: WhatIf | None = Field(default=None, description="Replay this trace through the policy before and "
                                   "after a change; `diff` and `pr` report what changes per team.")
 
@@ -163,22 +231,36 @@ class ClusterSpec(Strict):
 
 
 class GpuBudget(Strict):
-    guaranteed: Annotated[StrictInt, Field(ge=0, le=1_000_000)] = 0
-    burst: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = None
-    lend: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = None
+    guaranteed: Annotated[StrictInt, Field(ge=0, le=1_000_000)] = Field(
+        0, description="Whole GPUs the team is guaranteed: nominalQuota of nvidia.com/gpu, placed on the pools it "
+                       "accepts in preference order.")
+    burst: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
+        None, description="GPUs the team may borrow beyond its guarantee: borrowingLimit on every flavor (and "
+                          "burst x resourcesPerGpu for cpu/memory); omitted = no limit. Needs a cohort.")
+    lend: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
+        None, description="GPUs of the guarantee others may borrow while idle: lendingLimit, the un-lent part kept on "
+                          "the most preferred flavors; omitted = lends all idle quota. At most guaranteed; needs a "
+                          "cohort.")
 
 
 class DeclaredWorkload(Strict):
-    name: DnsLabel
-    replicas: Annotated[StrictInt, Field(ge=1, le=100_000)] = 1
-    gpus: Annotated[StrictInt, Field(ge=0, le=64)] | None = None
-    mig: Annotated[str, Field(min_length=1, max_length=32)] | None = None
+    name: DnsLabel = Field(description="Workload name (unique in the team), used in verdicts and reports.")
+    replicas: Annotated[StrictInt, Field(ge=1, le=100_000)] = Field(
+        1, description="Pods that must start together (Kueue admits a workload whole or not at all).")
+    gpus: Annotated[StrictInt, Field(ge=0, le=64)] | None = Field(None, description="Whole GPUs per replica.")
+    mig: Annotated[str, Field(min_length=1, max_length=32)] | None = Field(
+        None, description="One MIG instance of this profile per replica, e.g. 1g.10gb.")
     # GPU memory one replica needs: mapped to the smallest MIG profile whose *real* memory covers it.
-    gpuMemory: str | None = None
-    cpu: str | None = None
-    memory: str | None = None
-    priority: DnsLabel | None = None
-    gang: StrictBool = False
+    gpuMemory: str | None = Field(
+        None, description="GPU memory per replica (a quantity such as 12Gi): the smallest MIG profile whose usable "
+                          "memory holds it.", json_schema_extra=_quantity_schema)
+    cpu: str | None = Field(None, description="CPU per replica; default: the share that comes with its GPUs or MIG "
+                                              "instance.", json_schema_extra=_quantity_schema)
+    memory: str | None = Field(None, description="Memory per replica; default: the share that comes with its GPUs or "
+                                                 "MIG instance.", json_schema_extra=_quantity_schema)
+    priority: DnsLabel | None = Field(None, description="Priority of this workload; default: the team's.")
+    gang: StrictBool = Field(False, description="Replicas talk to each other (NCCL): refused on MIG slices, which "
+                                                "have no peer-to-peer path.")
 
     _quantities = field_validator("cpu", "memory", "gpuMemory", mode="before")(
         lambda cls, v: None if v is None else _quantity(v))
@@ -195,36 +277,55 @@ class DeclaredWorkload(Strict):
 
 
 class TeamSpec(Strict):
-    cluster: DnsLabel | None = None
-    cohort: DnsLabel | None = None
-    namespaces: list[DnsLabel] = Field(min_length=1, max_length=1_000)
-    gpus: GpuBudget = Field(default_factory=GpuBudget)
-    capacity: Literal["on-demand-first", "spot-first", "on-demand-only", "spot-only"] = "on-demand-first"
-    models: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = Field(default=None, min_length=1)
+    cluster: DnsLabel | None = Field(None, description="The Cluster this team runs on; may be omitted when the policy "
+                                                       "has one cluster.")
+    cohort: DnsLabel | None = Field(None, description="Cohort of the team's ClusterQueue (cohortName); default: the "
+                                                      "cluster's first root cohort, or none.")
+    namespaces: list[DnsLabel] = Field(
+        min_length=1, max_length=1_000,
+        description="The team's namespaces: the ClusterQueue's namespaceSelector and one LocalQueue named default in "
+                    "each. A namespace belongs to one team.")
+    gpus: GpuBudget = Field(default_factory=GpuBudget, description="Whole-GPU quota: guarantee, burst and lend.")
+    capacity: Literal["on-demand-first", "spot-first", "on-demand-only", "spot-only"] = Field(
+        "on-demand-first", description="Which capacity classes the team accepts and which it tries first (the "
+                                       "ClusterQueue's flavor order).")
+    models: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = Field(
+        default=None, min_length=1,
+        description="Acceptable GPU models in preference order (pool gpu names); omitted = every pool.")
     mig: dict[Annotated[str, Field(min_length=1, max_length=32)], Annotated[StrictInt, Field(ge=0, le=100_000)]] = (
-        Field(default_factory=dict))
-    priority: DnsLabel | None = None
-    weight: Annotated[StrictFloat, Field(ge=0, le=1000)] = 1.0
-    queueing: Literal["StrictFIFO", "BestEffortFIFO"] | None = None
-    preemption: Preemption | None = None
+        Field(default_factory=dict, description="Guaranteed MIG instances by profile, e.g. {1g.10gb: 8}: "
+                                                "nominalQuota of nvidia.com/mig-<profile> on the MIG pools."))
+    priority: DnsLabel | None = Field(None, description="Default priority of the team's workloads; default: the "
+                                                        "cluster's default priority.")
+    weight: Annotated[StrictFloat, Field(ge=0, le=1000)] = Field(
+        1.0, description="Fair-sharing weight of the ClusterQueue (with fairSharing enabled).")
+    queueing: Literal["StrictFIFO", "BestEffortFIFO"] | None = Field(
+        None, description="queueingStrategy of the team's ClusterQueue; default: the cluster's.")
+    preemption: Preemption | None = Field(None, description="Preemption of the team's ClusterQueue; default: the "
+                                                            "cluster's (replaced whole, not merged).")
     # CODEOWNERS entries: @user, @org/team or an e-mail address.
     owners: list[Annotated[str, Field(pattern=r"^(@[A-Za-z0-9][A-Za-z0-9-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?|[^@\s]+@[^@\s]+\.[^@\s]+)$")]] = (
-        Field(default_factory=list))
-    workloads: list[DeclaredWorkload] = Field(default_factory=list, max_length=1_000)
+        Field(default_factory=list, description="CODEOWNERS entries for this team's policy file (@user, @org/team or "
+                                                "an e-mail address); written to out/CODEOWNERS."))
+    workloads: list[DeclaredWorkload] = Field(
+        default_factory=list, max_length=1_000,
+        description="Job shapes the team promises to run; each gets a verdict: guaranteed, borrowing or never.")
 
 
 class ClusterDocument(Strict):
-    apiVersion: Literal["kueue-policy/v1alpha1"]
-    kind: Literal["Cluster"]
-    metadata: Metadata
-    spec: ClusterSpec
+    """A cluster: its GPU pools and the rules every team shares (owned by the platform team)."""
+    apiVersion: Literal["kueue-policy/v1alpha1"] = Field(description="Always kueue-policy/v1alpha1.")
+    kind: Literal["Cluster"] = Field(description="Cluster.")
+    metadata: Metadata = Field(description="The cluster's name (and free-form labels/annotations).")
+    spec: ClusterSpec = Field(description="What the cluster has and the rules every team shares.")
 
 
 class TeamDocument(Strict):
-    apiVersion: Literal["kueue-policy/v1alpha1"]
-    kind: Literal["Team"]
-    metadata: Metadata
-    spec: TeamSpec
+    """A team: its namespaces, GPU budget and the job shapes it runs (owned by that team)."""
+    apiVersion: Literal["kueue-policy/v1alpha1"] = Field(description="Always kueue-policy/v1alpha1.")
+    kind: Literal["Team"] = Field(description="Team.")
+    metadata: Metadata = Field(description="The team's name (its ClusterQueue's name).")
+    spec: TeamSpec = Field(description="What the team needs and runs.")
 
 
 DOCUMENT_MODELS: dict[str, type[Strict]] = {"Cluster": ClusterDocument, "Team": TeamDocument}

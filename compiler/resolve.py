@@ -1,7 +1,7 @@
 """Stage 3, resolve: typed documents -> resolved cluster models.
 
 Checks everything that spans documents (names unique, references resolve, the cohort tree is a
-tree, namespaces belong to one team) and applies the defaults POLICY.md defines. Every problem is
+tree, namespaces belong to one team) and applies the language's defaults (docs/policy-reference.md). Every problem is
 collected, so one run reports all independent errors.
 """
 

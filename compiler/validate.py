@@ -6,10 +6,12 @@ at the user's line, in words a platform engineer reads without knowing pydantic.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from compiler import codes
 from compiler.errors import DiagnosticSink, SourcePosition
@@ -44,11 +46,16 @@ class ValidatedPolicy:
     invalid_clusters: set[str | None] = field(default_factory=set)
 
 
+# Names pydantic uses as location segments for the members of the policy's model unions.
+_UNION_TAGS = frozenset({"MigLayout"})
+
+
 def _existing_prefix(data: Any, loc: tuple) -> NodePath:
     """The longest prefix of a pydantic error location that exists in the user's data.
 
-    Pydantic adds segments of its own for unions and validators (e.g. 'literal[...]'); those
-    must not end up in a message or a position lookup.
+    Pydantic adds segments of its own for unions and validators (e.g. 'literal[...]', or the
+    member's name 'MigLayout'); those must not end up in a message or a position lookup. A
+    union member's tag is skipped, so an unknown key inside the member is still pointed at.
     """
     path: list[str | int] = []
     node = data
@@ -57,6 +64,8 @@ def _existing_prefix(data: Any, loc: tuple) -> NodePath:
             node = node[segment]
         elif isinstance(node, list) and isinstance(segment, int) and 0 <= segment < len(node):
             node = node[segment]
+        elif isinstance(segment, str) and not segment.isidentifier() or segment in _UNION_TAGS:
+            continue
         else:
             break
         path.append(segment)
@@ -70,8 +79,51 @@ def dotted(path: NodePath) -> str:
     return text
 
 
-def _describe(error: dict, data: Any, path: NodePath) -> tuple[str, str, bool]:
-    """(code, message, point-at-key) for one pydantic error."""
+@lru_cache(maxsize=None)
+def _model_schema(model_type: type[BaseModel]) -> dict:
+    return model_type.model_json_schema(mode="validation")
+
+
+def _objects(schema: dict, node: dict) -> list[dict]:
+    """The object schemas a schema node may be: $ref followed, anyOf/oneOf branches expanded."""
+    if "$ref" in node:
+        return _objects(schema, schema["$defs"][node["$ref"].rsplit("/", 1)[-1]])
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches:
+        return [found for branch in branches for found in _objects(schema, branch)]
+    return [node]
+
+
+def allowed_fields(model_type: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names allowed at a pydantic error location's parent (the models' own schema,
+    walked by the location; segments pydantic adds for union members and validators are skipped)."""
+    schema = _model_schema(model_type)
+    nodes = [schema]
+    for segment in loc:
+        expanded = [o for node in nodes for o in _objects(schema, node)]
+        if isinstance(segment, int):
+            step = [o["items"] for o in expanded if isinstance(o.get("items"), dict)]
+        else:
+            step = [o["properties"][segment] for o in expanded if segment in o.get("properties", {})]
+            step = step or [o["additionalProperties"] for o in expanded
+                            if isinstance(o.get("additionalProperties"), dict)]
+        nodes = step or nodes  # not a data segment: a union member tag such as 'MigLayout'
+    return sorted({name for node in nodes for o in _objects(schema, node) for name in o.get("properties", {})})
+
+
+def _did_you_mean(unknown: object, allowed: list[str]) -> str:
+    """A misspelt field name's closest allowed name (difflib's ratio, case-insensitive)."""
+    if not isinstance(unknown, str) or not allowed:
+        return ""
+    lowered = {name.lower(): name for name in allowed}
+    close = difflib.get_close_matches(unknown.lower(), list(lowered), n=1, cutoff=0.6)
+    return f"; did you mean '{lowered[close[0]]}'?" if close else ""
+
+
+def _describe(error: dict, data: Any, path: NodePath,
+              model_type: type[BaseModel] | None = None) -> tuple[str, str, bool]:
+    """(code, message, point-at-key) for one pydantic error; with the model that was validated,
+    an unknown field also gets the closest allowed name."""
     kind = error["type"]
     loc = error["loc"]
     field = dotted(path)
@@ -79,7 +131,8 @@ def _describe(error: dict, data: Any, path: NodePath) -> tuple[str, str, bool]:
         unknown = loc[-1]
         parent = dotted(path[:-1]) if path and path[-1] == unknown else field
         where = f" in {parent}" if parent else ""
-        return codes.UNKNOWN_FIELD, f"unknown field '{unknown}'{where}", True
+        hint = _did_you_mean(unknown, allowed_fields(model_type, loc[:-1])) if model_type else ""
+        return codes.UNKNOWN_FIELD, f"unknown field '{unknown}'{where}{hint}", True
     if kind == "missing":
         missing = loc[-1]
         where = f" in {field}" if field else ""
@@ -132,7 +185,7 @@ def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) ->
             if kind == "Cluster":
                 name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
                 policy.invalid_clusters.add(name if isinstance(name, str) else None)
-            report_model_errors(error, document, sink)
+            report_model_errors(error, document, sink, model_type)
             continue
         located = Located(model, document)
         if isinstance(model, ClusterDocument):
@@ -142,12 +195,14 @@ def validate_documents(documents: list[LoadedDocument], sink: DiagnosticSink) ->
     return policy
 
 
-def report_model_errors(error: ValidationError, document: LoadedDocument, sink: DiagnosticSink) -> None:
-    """Each pydantic error of `document` as a coded diagnostic at the line it is about."""
+def report_model_errors(error: ValidationError, document: LoadedDocument, sink: DiagnosticSink,
+                        model_type: type | None = None) -> None:
+    """Each pydantic error of `document` (validated as `model_type`) as a coded diagnostic at the
+    line it is about."""
     data = document.data
     for item in error.errors(include_url=False):
         path = _existing_prefix(data, item["loc"])
-        code, message, at_key = _describe(item, data, path)
+        code, message, at_key = _describe(item, data, path, model_type)
         if item["type"] == "extra_forbidden" and path and path[-1] == item["loc"][-1]:
             position = document.position(path, key=True)
         else:

@@ -24,7 +24,7 @@ Public API (stable):
     result = evaluate(snapshot, cycles: int | None = None) -> EvaluationResult
         runs `cycles` scheduling cycles, or until nothing changes.
 
-    result.to_json() -> dict            # exactly the DESIGN.md `evaluate` JSON contract
+    result.to_json() -> dict            # the `kueue-policy evaluate --format json` document
     result.workload("ns/name") -> WorkloadOutcome
         .status ('admitted' | 'running' | 'pending' | 'inadmissible' | 'preempted'),
         .cluster_queue, .assignment {podset: {resource: flavor}}, .count {podset: n},

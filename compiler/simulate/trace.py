@@ -94,7 +94,7 @@ def read_yaml_trace(path: Path, content: bytes) -> Trace:
     try:
         return Trace.model_validate(document.data)
     except ValidationError as error:
-        report_model_errors(error, document, sink)
+        report_model_errors(error, document, sink, Trace)
         raise InputError(sink.items) from None
 
 

@@ -1,5 +1,5 @@
-"""Kueue Configuration `resources.deviceClassMappings` rules (reference/kueue-api.md §10;
-Kueue v0.19 pkg/config/validation.go validateDeviceClassMappings).
+"""Kueue Configuration `resources.deviceClassMappings` rules (as Kueue v0.19 validates them in
+pkg/config/validation.go, validateDeviceClassMappings).
 
 Kueue reads its Configuration once at start-up with strict decoding, and refuses to start on
 any of these errors, so a wrong mapping takes the whole admission controller down: the compiler

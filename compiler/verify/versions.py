@@ -23,6 +23,6 @@ def show(version: tuple[int, ...]) -> str:
     return ".".join(str(p) for p in version[:2])
 
 
-# Kueue API facts the verifier needs (reference/kueue-api.md §0, Kueue's CHANGELOG and CRDs).
+# Kueue API facts the verifier needs (Kueue's CHANGELOG and its CRDs per release).
 KUEUE_V1BETA2_SINCE = (0, 15)   # kueue.x-k8s.io/v1beta2 first served
 KUEUE_COHORT_V1BETA1_SINCE = (0, 13)  # Cohort graduated from v1alpha1 to v1beta1

@@ -29,6 +29,7 @@ def _kueue_policy_invocations(script: str) -> list[list[str]]:
     script = script.replace("\\\n", " ")
     script = re.sub(r"\$\{\{[^}]*\}\}", "1", script)                 # GitHub expressions
     script = re.sub(r"\$\{\w+:\+([^}]*)\}", r"\1", script)          # ${VAR:+words}
+    script = re.sub(r'"?\$\w*NUMBER"?', "1", script)                 # $PR_NUMBER: a number
     script = re.sub(r'"?\$\w+"?', "x", script)                        # $VAR
     invocations = []
     for line in script.splitlines():
@@ -62,9 +63,12 @@ def test_every_kueue_policy_call_parses_with_the_real_cli(name: str) -> None:
 def test_reusable_workflow_is_callable_and_runs_pr_and_check() -> None:
     workflow = _load("kueue-policy.yml")
     call = workflow["on"]["workflow_call"]
-    assert set(call["inputs"]) >= {"policies", "out", "cluster", "package"}
+    assert set(call["inputs"]) >= {"policies", "out", "cluster", "kueue-policy-repository", "kueue-policy-ref"}
     runs = "\n".join(_all_runs(workflow))
     commands = {words[0] for script in _all_runs(workflow) for words in _kueue_policy_invocations(script)}
+    # Commands run through the composite action (action.yml) are its `command` input.
+    commands |= {step["with"]["command"] for job in workflow["jobs"].values() for step in job["steps"]
+                 if step.get("uses", "").startswith("./") and "command" in step.get("with", {})}
     assert commands == {"check", "diff", "pr"}
     assert "--comment-on" in runs
     jobs = workflow["jobs"]
@@ -87,7 +91,7 @@ def test_push_workflow_runs_on_policy_changes_of_the_default_branch() -> None:
 def test_pull_request_workflow_runs_on_policy_changes() -> None:
     workflow = _load("policy-check.yml")
     assert workflow["on"]["pull_request"]["paths"] == ["policies/**"]
-    assert workflow["permissions"]["pull-requests"] == "write"
+    assert workflow["jobs"]["kueue-policy"]["permissions"]["pull-requests"] == "write"
     assert workflow["jobs"]["kueue-policy"]["uses"] == "./.github/workflows/kueue-policy.yml"
 
 
