@@ -144,6 +144,24 @@ DUPLICATE_OBJECT = register("KP510", "two emitted objects have the same identity
     "Two emitted objects have the same kind, namespace and name; applying both would keep only "
     "the last one.")
 
+# Kueue's manager Configuration (spec.kueueConfig): the merged file Kueue would refuse or that
+# would make Kueue behave unlike the policy's verdicts.
+KUEUE_CONFIG_BASE_MISSING = register("KP520", "spec.kueueConfig.base names no Kueue Configuration",
+    "spec.kueueConfig.base is a path relative to the cluster file, inside the policy folder, to a "
+    "YAML file holding Kueue's manager Configuration (apiVersion config.kueue.x-k8s.io/v1beta1 or "
+    "v1beta2, kind Configuration), the controller_manager_config.yaml your Kueue installation runs.")
+KUEUE_CONFIG_CONTRADICTS = register("KP521", "the Kueue Configuration base contradicts the policy",
+    "A setting of spec.kueueConfig.base would make Kueue behave unlike the policy: fair sharing off "
+    "while the policy enables it (or the reverse), other preemption strategies than the policy's, a "
+    "deviceClassMappings entry counting a DeviceClass as another resource than the policy does, a "
+    "resources.transformations or excludeResourcePrefixes entry touching a resource the policy's "
+    "quotas count, or a Configuration API the cluster's Kueue version does not serve. Change the "
+    "base or the policy so that they agree; the message names both places.")
+KUEUE_CONFIG_NO_DEFAULT = register("KP522", "no default Kueue Configuration for this Kueue version",
+    "kueue-policy ships Kueue's default manager Configuration for the Kueue versions it knows. For "
+    "another version, give your installation's Configuration as spec.kueueConfig.base so that "
+    "nothing Kueue runs with is guessed.")
+
 # --- KP6xx admissibility ----------------------------------------------------------------------
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "

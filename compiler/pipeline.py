@@ -21,8 +21,9 @@ from compiler import admissibility, codes
 from compiler.admissibility import NEVER, Verdict
 from compiler.build import BuildResult, BuiltObject, build
 from compiler.emit import json_file, yaml_file
-from compiler.gitops import GitopsCluster, codeowners, gitops_files
+from compiler.gitops import codeowners, gitops_cluster, gitops_files
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
+from compiler.kueue_config import add_kueue_config, split_configurations
 from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
 from compiler.model import ResolvedCluster
 from compiler.plan import Placement, plan
@@ -211,7 +212,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         raise PolicyError([Diagnostic(codes.EMPTY_POLICY,
                                       f"no *.yaml or *.yml policy files found in '{source.label}'",
                                       SourcePosition(source.label or "."))])
-    documents = load_sources(source.files, sink)
+    documents, kueue_configs = split_configurations(load_sources(source.files, sink))
     policy = validate_documents(documents, sink)
     if not sink.errors and not policy.clusters and not policy.teams:
         sink.error(codes.EMPTY_POLICY, f"'{source.label}' holds no policy documents (only empty files)",
@@ -231,6 +232,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
         if sink.errors:
             continue
         built: BuildResult = build(resolved, placement)
+        add_kueue_config(built, resolved, kueue_configs, sink)
         # The admission engine's verdicts need no verify result: on a large policy they are
         # computed on the second core while this one verifies and renders the object files.
         judging = _Judging(resolved, built, placement)
@@ -238,7 +240,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
             _verify(built.objects, resolved, sink)
             if sink.errors:
                 continue
-            files = _object_files(built.objects, resolved)
+            files = {**_object_files(built.objects, resolved), **built.extra_files}
             verdicts = judging.result()
         finally:
             judging.close()
@@ -255,8 +257,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None) -> Compi
 def _shared_files(artifacts: list[ClusterArtifacts]) -> dict[str, str]:
     """GitOps wiring and CODEOWNERS at the top of out/. Paths assume out/ sits at the repository
     root, as `make demo` and the workflows lay it out, so the bytes do not depend on --out."""
-    gitops = [GitopsCluster(a.name, a.cluster.spec.gitops, f"out/{a.name}", a.cluster.kueue_api_version)
-              for a in artifacts]
+    gitops = [gitops_cluster(a.cluster, f"out/{a.name}") for a in artifacts]
     repository = next((a.cluster.spec.repository for a in artifacts if a.cluster.spec.repository), None)
     files = {rel: yaml_file(obj, None)
              for rel, obj in gitops_files(gitops, repository.url if repository else None,

@@ -132,11 +132,60 @@ class Repository(Strict):
     revision: Annotated[str, Field(min_length=1, max_length=255)] = "main"
 
 
+# --- Kueue installation and GitOps wiring (kueueConfig, structured gitops) ---------------------
+
+class KueueConfigSpec(Strict):
+    """Where the cluster's own Kueue manager Configuration lives, so kueue-policy merges into it."""
+    base: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
+        default=None,
+        description="Path, relative to this cluster file and inside the policy folder, of the Kueue manager "
+                    "Configuration the installation runs (controller_manager_config.yaml, apiVersion "
+                    "config.kueue.x-k8s.io/v1beta1 or v1beta2). kueue-policy merges deviceClassMappings and "
+                    "fairSharing into it and keeps every other setting; without it, Kueue's default "
+                    "Configuration for kueueVersion is the base.")
+
+
+class GitopsDestination(Strict):
+    """The Argo CD destination cluster (server URL or registered name) and namespace."""
+    server: Annotated[str, Field(min_length=1, max_length=2048)] | None = Field(
+        default=None, description="Argo CD destination server URL, e.g. https://kubernetes.default.svc.")
+    name: Annotated[str, Field(min_length=1, max_length=253)] | None = Field(
+        default=None, description="Argo CD destination cluster name (default: the policy cluster's name).")
+    namespace: DnsLabel = Field(default="kueue-system", description="Destination namespace for namespaced objects.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "GitopsDestination":
+        if self.server is not None and self.name is not None:
+            raise ValueError("give the destination's server or its name, not both")
+        return self
+
+
+class GitopsSpec(Strict):
+    """How Argo CD or Flux syncs this cluster's compiled folder."""
+    tool: Literal["argocd", "flux", "kustomize"] = Field(
+        default="kustomize", description="The GitOps tool: argocd, flux or kustomize (nothing extra written).")
+    project: DnsLabel = Field(default="default", description="Argo CD AppProject of the Application.")
+    namespace: DnsLabel | None = Field(
+        default=None, description="Namespace of the Argo CD Application / Flux objects "
+                                  "(default: argocd for Argo CD, flux-system for Flux).")
+    destination: GitopsDestination = Field(
+        default_factory=GitopsDestination, description="Argo CD destination; Flux applies to its own cluster.")
+    dependsOn: list[DnsLabel] = Field(
+        default_factory=lambda: ["kueue"], max_length=32,
+        description="Flux Kustomizations (same namespace) this one waits for; for Argo CD, informative "
+                    "(use sync waves). Default: the Kueue install, named kueue.")
+
+
+def _gitops(value: object) -> object:
+    # The short form `gitops: argocd` keeps working: it means {tool: argocd} with every default.
+    return {"tool": value} if isinstance(value, str) else value
+
+
 class ClusterSpec(Strict):
     kubernetesVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "1.34"
     kueueVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "0.19"
     gpuAccess: Literal["device-plugin", "dra-extended-resource", "dra-claims"] = "device-plugin"
-    gitops: Literal["argocd", "flux", "kustomize"] = "kustomize"
+    gitops: GitopsSpec = Field(default_factory=GitopsSpec)
     queueing: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
     overcommit: Annotated[StrictFloat, Field(gt=0, le=10)] = 1.0
     resourcesPerGpu: ResourcesPerGpu = Field(default_factory=ResourcesPerGpu)
@@ -147,9 +196,14 @@ class ClusterSpec(Strict):
     fairSharing: FairSharing = Field(default_factory=FairSharing)
     featureGates: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], StrictBool] = Field(default_factory=dict)
     repository: Repository | None = None
+    # --- added by the Kueue-configuration / GitOps work (own block, see above) ---
+    kueueConfig: KueueConfigSpec = Field(
+        default_factory=KueueConfigSpec,
+        description="The Kueue manager Configuration kueue-policy merges its settings into.")
 
     _versions = field_validator("kubernetesVersion", mode="before")(lambda cls, v: _version(v, "1.34"))
     _kueue_versions = field_validator("kueueVersion", mode="before")(lambda cls, v: _version(v, "0.19"))
+    _gitops_short = field_validator("gitops", mode="before")(lambda cls, v: _gitops(v))
 
 
 class GpuBudget(Strict):

@@ -67,7 +67,7 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
         "kueueVersion": spec.kueueVersion,
         "kueueApiVersion": cluster.kueue_api_version,
         "gpuAccess": spec.gpuAccess,
-        "gitops": spec.gitops,
+        "gitops": spec.gitops.tool,
         "rootCohort": cluster.root_cohort,
         "pools": pools,
         "cohorts": [{"name": c.spec.name, "parent": c.parent, "weight": c.spec.weight} for c in cluster.cohorts],
