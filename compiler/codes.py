@@ -237,6 +237,12 @@ FORGE_NOT_CONFIGURED = register("KP808", "no forge configured",
     "CI_API_V4_URL (GitLab) in the environment.")
 GIT_FAILED = register("KP809", "a git operation failed",
     "git fetch or push to the remote failed; the message gives git's own words.")
+OUT_STALE = register("KP820", "out/ differs from what the policies compile to",
+    "`compile --check` compiled the policies in memory and found files under out/ that are missing, "
+    "different or no longer produced. Run `kueue-policy compile` and commit out/ with the policy change.")
+WORSE_CHANGE = register("KP821", "the change makes a declared workload worse or lowers a team's quota",
+    "`diff --exit-code` fails when a declared workload's verdict gets worse (guaranteed to borrowing or "
+    "never, borrowing to never) or a team's guaranteed or burst quota goes down. Review it on purpose.")
 
 # --- KP9xx evaluate ---------------------------------------------------------------------------
 EVAL_UNREADABLE = register("KP901", "manifest cannot be read",

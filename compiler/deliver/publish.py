@@ -164,7 +164,7 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
 
     text = render.render_pull_request(
         diff, scope=scope, branch=branch, base_branch=base_branch, head_sha=head.hexsha,
-        gitops_tools=_gitops_tools(after))
+        gitops_tools=_gitops_tools(after), reports=after.reports)
 
     if options.dry_run:
         outcome.action = "would-push" if needs_push else "would-update-text"
