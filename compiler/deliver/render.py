@@ -67,7 +67,10 @@ def quota_trees(diff: PolicyDiff, reports: Mapping[str, dict] | None) -> list[di
         if cluster.status in ("unchanged", "removed") or report is None:
             continue
         touched = [t.name for t in cluster.teams if t.status != "removed"]
-        whole = cluster.status == "added" or bool(cluster.pools or cluster.cohorts) or not touched
+        # A new cluster, a new or removed pool or a changed cohort reshapes the whole tree; a team's
+        # change touches its own branch (the root's shared line shows what it did to the pools).
+        reshaped = cluster.cohorts or any(p.status != "changed" for p in cluster.pools)
+        whole = cluster.status == "added" or bool(reshaped) or not touched
         trees.append({"cluster": cluster.name, "mermaid": mermaid(report, None if whole else touched)})
     return trees
 
