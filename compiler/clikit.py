@@ -7,7 +7,7 @@ Output rules:
 - `--format github` prints GitHub Actions workflow commands (`::error file=...,line=...::...`)
   on stdout, so a policy error is annotated on the pull request's diff;
 - human diagnostics always go to stderr, `path:line:col: error[KPnnn]: message`;
-- tables take the terminal's width (or COLUMNS); verdicts are coloured only on a terminal, never
+- tables take the terminal's width (or COLUMNS; 160 when there is no terminal); verdicts are coloured only on a terminal, never
   under NO_COLOR (rich reads both); `-q/--quiet` drops summaries;
 - a progress bar shows on stderr only when stderr is a terminal and the work lasts over a second.
 """
@@ -47,9 +47,16 @@ quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="Print no summaries: only problems (and machine output).")
 
 
+# Output that goes to a file or a CI log has no terminal width: rich's 80 columns would fold
+# every table; COLUMNS still wins.
+NO_TERMINAL_WIDTH = 160
+
+
 def console(*, stderr: bool = False) -> Console:
     """A console as wide as the terminal (COLUMNS when set); colour only on a terminal without NO_COLOR."""
-    return Console(highlight=False, soft_wrap=False, stderr=stderr)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if os.environ.get("COLUMNS") or stream.isatty() else NO_TERMINAL_WIDTH
+    return Console(highlight=False, soft_wrap=False, stderr=stderr, width=width)
 
 
 def verdict_text(verdict: str) -> Text:
