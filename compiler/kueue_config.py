@@ -28,6 +28,9 @@ from typing import Any
 import yaml
 
 from compiler import codes
+from compiler.build import WAVE_FOUNDATION, BuildResult, BuiltObject, Origin
+from compiler.dra.classes import kueue_config_patch
+from compiler.emit import yaml_file
 from compiler.errors import DiagnosticSink, SourcePosition
 from compiler.load import LoadedDocument
 
@@ -230,12 +233,8 @@ def needed(cluster: Any, fragment: dict | None) -> bool:
     return bool(fragment) or cluster.spec.kueueConfig.base is not None
 
 
-def add_kueue_config(built: Any, cluster: Any, configs: dict[str, LoadedDocument], sink: DiagnosticSink) -> None:
+def add_kueue_config(built: BuildResult, cluster: Any, configs: dict[str, LoadedDocument], sink: DiagnosticSink) -> None:
     """Add the kueue-config component's patches and the Helm values file to a cluster's build."""
-    from compiler.build import BuiltObject, Origin, WAVE_FOUNDATION
-    from compiler.dra.classes import kueue_config_patch
-    from compiler.emit import yaml_file
-
     if not needed(cluster, built.kueue_config_fragment):
         return
     base = find_base(cluster, configs, sink)
