@@ -122,3 +122,20 @@ def test_diff_exit_code_on_a_verdict_that_gets_worse(policy_repo: PolicyRepo) ->
     code, out, err = invoke(policy_repo.work, "diff", "--exit-code", "--format", "text", subprocess_run=True)
     assert code == 1
     assert re.search(r"gpu-east/beta/wide: guaranteed -> (borrowing|never)", err), err
+
+
+def test_mermaid_cli_renders_the_tree_when_it_is_installed(policy_repo: PolicyRepo, tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    import pytest
+
+    mmdc = shutil.which("mmdc")
+    if mmdc is None:
+        pytest.skip("@mermaid-js/mermaid-cli (mmdc) is not installed; the structural parse above still runs")
+    result = compile_policy(PolicySource.from_directory(policy_repo.work / "policies"))
+    source = tmp_path / "tree.mmd"
+    source.write_text(mermaid(result.reports["gpu-east"]))
+    done = subprocess.run([mmdc, "-i", str(source), "-o", str(tmp_path / "tree.svg")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
