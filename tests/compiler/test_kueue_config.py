@@ -184,3 +184,28 @@ def test_the_component_applies_to_a_kueue_install_with_kubectl_kustomize(tmp_pat
     cluster = subprocess.run(["kubectl", "kustomize", str(tmp_path / "out" / "lab")], capture_output=True, text=True,
                              timeout=120)
     assert cluster.returncode == 0, cluster.stderr
+
+
+KUEUE_CHART_VALUES = KUEUE_DEFAULT.parents[3] / "charts" / "kueue" / "values.yaml"
+
+
+def test_helm_values_use_the_key_kueue_s_chart_reads():
+    from compiler.kueue_config import helm_values
+    if not KUEUE_CHART_VALUES.exists():
+        pytest.skip("Kueue's chart is not in the Go module cache on this machine")
+    chart = yaml.safe_load(KUEUE_CHART_VALUES.read_text())
+    ours = helm_values("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n")
+    assert set(ours) <= set(chart) and set(ours["managerConfig"]) <= set(chart["managerConfig"])
+    assert isinstance(chart["managerConfig"]["controllerManagerConfigYaml"], str)
+
+
+def test_a_v1beta1_base_gets_fair_sharing_in_its_own_form(tmp_path):
+    base = BASE.replace("config.kueue.x-k8s.io/v1beta2", "config.kueue.x-k8s.io/v1beta1")
+    assert compile_with(tmp_path, WITH_BASE, base).returncode == 0
+    configuration, _ = emitted(tmp_path)
+    assert configuration["apiVersion"] == "config.kueue.x-k8s.io/v1beta1"
+    assert configuration["fairSharing"] == {"enable": True, "preemptionStrategies": [
+        "LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+    old_cluster = WITH_BASE.replace('kueueVersion: "0.19"', 'kueueVersion: "0.14"').replace("  gpuAccess: dra-claims\n", "")
+    old = compile_with(tmp_path / "old", old_cluster, BASE)
+    assert old.returncode == 1 and "does not serve" in old.stderr   # v1beta2 on a Kueue that predates it
