@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
 from compiler.quantity import QuantityError, parse_quantity
 
@@ -176,16 +176,23 @@ class GitopsSpec(Strict):
                     "(use sync waves). Default: the Kueue install, named kueue.")
 
 
+# `gitops: argocd` or the object; the type of the value picks the branch, so an error is reported
+# against the form the user wrote (one message, not one per form).
+GitopsSetting = Annotated[
+    Annotated[Literal["argocd", "flux", "kustomize"], Tag("tool")] | Annotated[GitopsSpec, Tag("settings")],
+    Discriminator(lambda value: "tool" if isinstance(value, str) else "settings")]
+
+
 def _gitops(value: object) -> object:
     # The short form `gitops: argocd` keeps working: it means {tool: argocd} with every default.
-    return {"tool": value} if isinstance(value, str) else value
+    return GitopsSpec(tool=value) if isinstance(value, str) else value
 
 
 class ClusterSpec(Strict):
     kubernetesVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "1.34"
     kueueVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = "0.19"
     gpuAccess: Literal["device-plugin", "dra-extended-resource", "dra-claims"] = "device-plugin"
-    gitops: GitopsSpec = Field(default_factory=GitopsSpec)
+    gitops: GitopsSetting = Field(default_factory=GitopsSpec)
     queueing: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
     overcommit: Annotated[StrictFloat, Field(gt=0, le=10)] = 1.0
     resourcesPerGpu: ResourcesPerGpu = Field(default_factory=ResourcesPerGpu)
@@ -203,7 +210,8 @@ class ClusterSpec(Strict):
 
     _versions = field_validator("kubernetesVersion", mode="before")(lambda cls, v: _version(v, "1.34"))
     _kueue_versions = field_validator("kueueVersion", mode="before")(lambda cls, v: _version(v, "0.19"))
-    _gitops_short = field_validator("gitops", mode="before")(lambda cls, v: _gitops(v))
+    # Schema: a tool name or the object; models: always the object (see _gitops).
+    _gitops_short = field_validator("gitops", mode="after")(lambda cls, v: _gitops(v))
 
 
 class GpuBudget(Strict):
