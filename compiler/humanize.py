@@ -141,3 +141,18 @@ def reason_text(workload: dict, teams: dict[str, dict]) -> str:
     lead = headline(workload, teams)
     full = humanize_reason(workload.get("reason") or "")
     return f"{lead} (Kueue: {full})" if lead else full
+
+
+_WORSE = re.compile(r"^Workload (?P<team>[^/\s]+)/(?P<name>\S+) gets worse: (?P<before>\S+) -> (?P<after>\S+) "
+                    r"\((?P<reason>.*)\)$", re.S)
+
+
+def short_warning(text: str, teams: dict[str, dict]) -> str:
+    """A diff warning for people: a verdict that gets worse says its binding limit in one sentence
+    (the workload's row keeps Kueue's whole message); every quantity in people's units."""
+    match = _WORSE.match(text)
+    if match is not None:
+        lead = headline({"team": match["team"], "verdict": match["after"], "reason": match["reason"]}, teams)
+        if lead is not None:
+            return f"Workload {match['team']}/{match['name']} gets worse: {match['before']} -> {match['after']}: {lead}"
+    return humanize_reason(text)

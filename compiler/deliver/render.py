@@ -16,7 +16,7 @@ import jinja2
 from typing import Mapping
 
 from compiler.deliver.semantic_diff import PolicyDiff
-from compiler.humanize import reason_markdown, reason_text, teams_by_name
+from compiler.humanize import reason_markdown, reason_text, short_warning, teams_by_name
 from compiler.quota_tree import mermaid
 
 TEMPLATE_DIR = Path(__file__).parent.parent / "templates" / "pr"  # see compiler/templating.py
@@ -51,6 +51,7 @@ def _environment() -> jinja2.Environment:
         {"team": team, "verdict": verdict, "reason": reason or ""}, teams)
     env.globals["reason_txt"] = lambda reason, verdict, team, teams: reason_text(
         {"team": team, "verdict": verdict, "reason": reason or ""}, teams)
+    env.globals["warning_text"] = short_warning
     return env
 
 
@@ -122,14 +123,15 @@ def render_pull_request(diff: PolicyDiff, *, scope: str, branch: str, base_branc
         for c in diff.clusters if c.status != "unchanged" for row in c.capacity
     ]
     admissibility = [{**w, "cluster": c.name} for c in diff.clusters for w in c.admissibility]
-    warnings = [w for c in diff.clusters for w in c.warnings]
+    teams = _teams(reports)
+    warnings = [short_warning(w, teams.get(c.name, {})) for c in diff.clusters for w in c.warnings]
     s = diff.summary
     what = scope if scope != "all" else "all clusters"
     title = (f"kueue-policy: update {what} "
              f"({s.teams_added} team(s) added, {s.teams_changed} changed, {s.teams_removed} removed)")
     context = dict(diff=diff, scope=scope, branch=branch, base_branch=base_branch, head_sha=head_sha,
                    gitops_tools=gitops_tools, capacity=capacity, admissibility=admissibility,
-                   admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings, teams=_teams(reports),
+                   admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings, teams=teams,
                    quota_trees=quota_trees(diff, reports))
     body = _tidy(_template("body.md.j2").render(marker=body_marker(scope), **context))
     comment = _tidy(_template("comment.md.j2").render(marker=comment_marker(scope), command="pr", **context))

@@ -90,6 +90,9 @@ def test_pr_body_leads_with_the_binding_limit_and_folds_kueue_s_message(policy_r
     assert "insufficient quota for nvidia.com/gpu" in folded and folded.rstrip(" |").endswith("</details>")
     assert "GPUs)" in folded and " TiB)" in folded
     assert not re.search(r"\(\d+m\)|\(\d+Mi\)|\(\d+Ti\)", row)
+    # Nowhere a person reads the PR: Kueue's raw millicores and mebibytes (they are in report.json).
+    assert "246888m" not in text.body and "2022284Mi" not in text.body and "246888m" not in text.comment
+    assert "- ⚠️ Workload beta/giant gets worse: undeclared -> never: needs 320 GPUs at once" in text.body
     (block,) = _mermaid_blocks(text.body)
     nodes, _ = parse_flowchart(block)
     teams = {label.split("<br/>")[0] for label in nodes.values() if label.startswith("team ")}
