@@ -18,6 +18,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
 import threading
 from typing import Any, Callable, Iterable, Iterator
@@ -26,7 +27,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from compiler.errors import Diagnostic, EnvironmentFailure, KueuePolicyError, PolicyError, Severity
+from compiler.errors import Diagnostic, KueuePolicyError, PolicyError, Severity
 
 MACHINE_FORMATS = ("json", "github")
 VERDICT_STYLES = {"guaranteed": "green", "borrowing": "yellow", "never": "bold red"}
@@ -100,14 +101,20 @@ def diagnostics_json(diagnostics: Iterable[Diagnostic]) -> list[dict]:
     return [d.to_dict() for d in diagnostics]
 
 
+# Set once a command has printed its JSON document: a failure after it (plan-mig reports an
+# infeasible plan, then fails) must not add a second document to stdout.
+_JSON_STATE = {"emitted": False}
+
+
 def emit_json(payload: Any) -> None:
+    _JSON_STATE["emitted"] = True
     click.echo(json.dumps(payload, indent=2, sort_keys=False))
 
 
 def _fail(diagnostics: list[Diagnostic], output_format: str, exit_code: int, summary: str) -> None:
     print_diagnostics(diagnostics, output_format)
     click.echo(f"kueue-policy: {summary}", err=True)
-    if output_format == "json":
+    if output_format == "json" and not _JSON_STATE["emitted"]:
         emit_json({"ok": False, "exitCode": exit_code, "diagnostics": diagnostics_json(diagnostics)})
     sys.exit(exit_code)
 
@@ -120,25 +127,27 @@ def handles_errors(command: Callable) -> Callable:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         output_format = kwargs.get("output_format", "text")
+        _JSON_STATE["emitted"] = False
         try:
             return command(*args, **kwargs)
         except PolicyError as error:
             count = sum(1 for d in error.diagnostics if d.severity is Severity.ERROR)
             _fail(list(error.diagnostics), output_format, error.exit_code, f"{count} error(s)")
         except KueuePolicyError as error:   # EnvironmentFailure and the rest: no position to give
-            code = "KP800" if isinstance(error, EnvironmentFailure) else "KP000"
-            _fail_plain(str(error), code, output_format, error.exit_code)
+            found = re.search(r"error\[(KP\d{3})\]", str(error))
+            _fail_plain(str(error), found.group(1) if found else None, output_format, error.exit_code)
 
     return wrapper
 
 
-def _fail_plain(message: str, code: str, output_format: str, exit_code: int) -> None:
+def _fail_plain(message: str, code: str | None, output_format: str, exit_code: int) -> None:
     click.echo(f"kueue-policy: {message}", err=True)
-    if output_format == "json":
+    if output_format == "json" and not _JSON_STATE["emitted"]:
         emit_json({"ok": False, "exitCode": exit_code,
                    "diagnostics": [{"code": code, "severity": "error", "message": message}]})
     elif output_format == "github":
-        click.echo(f"::error title={code}::{_escape_data(message)}")
+        properties = f" title={code}" if code else ""
+        click.echo(f"::error{properties}::{_escape_data(message)}")
     sys.exit(exit_code)
 
 

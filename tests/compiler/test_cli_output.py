@@ -161,3 +161,16 @@ def test_progress_bar_goes_to_a_terminal_stderr_only(tmp_path):
     code, _, stderr = _run_with_tty_stderr(["compile", str(policies), "--out", str(tmp_path / "out3")],
                                            {"KUEUE_POLICY_PROGRESS_AFTER": "60"})
     assert code == 0 and "compiling" not in stderr   # a compile under the delay shows no bar
+
+
+def test_an_environment_failure_is_json_too(tmp_path):
+    result = run_cli("diff", "--format", "json", cwd=tmp_path)     # not a git repository
+    assert result.returncode == 3
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is False and payload["diagnostics"][0]["code"] == "KP801"
+
+
+def test_a_command_that_printed_its_json_and_then_fails_keeps_one_document():
+    result = run_cli("plan-mig", "--gpu", "H100-80GB", "3g.40gb=5", "--gpus", "2", "--format", "json")
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["feasible"] is False
