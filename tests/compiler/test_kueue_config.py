@@ -209,3 +209,16 @@ def test_a_v1beta1_base_gets_fair_sharing_in_its_own_form(tmp_path):
     old_cluster = WITH_BASE.replace('kueueVersion: "0.19"', 'kueueVersion: "0.14"').replace("  gpuAccess: dra-claims\n", "")
     old = compile_with(tmp_path / "old", old_cluster, BASE)
     assert old.returncode == 1 and "does not serve" in old.stderr   # v1beta2 on a Kueue that predates it
+
+
+def test_kueue_s_own_shipped_file_with_comments_is_a_base(tmp_path):
+    if not KUEUE_DEFAULT.exists():
+        pytest.skip("Kueue's controller_manager_config.yaml is not in the Go module cache on this machine")
+    base = KUEUE_DEFAULT.read_text() + "waitForPodsReady:\n  timeout: 10m\n  blockAdmission: true\n"
+    assert compile_with(tmp_path, WITH_BASE, base).returncode == 0
+    configuration, _ = emitted(tmp_path)
+    expected = yaml.safe_load(base)
+    assert configuration.pop("resources") == {"deviceClassMappings": [
+        {"name": "nvidia.com/gpu", "deviceClassNames": ["h100-80gb.gpu.kueue-policy.io"]}]}
+    assert configuration.pop("fairSharing")["preemptionStrategies"]
+    assert configuration == expected
