@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
-from compiler.dra.classes import build_dra_objects, default_kueue_configuration, kueue_config_patch
+from compiler.dra.classes import build_dra_objects
 from compiler.errors import SourcePosition
 from compiler.mig.catalogue import mig_resource_name
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
@@ -105,6 +105,8 @@ class BuildResult:
     mig_nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The Kueue Configuration fragment this policy needs (deviceClassMappings, fairSharing).
     kueue_config_fragment: dict[str, Any] | None = None
+    # Files that are not Kubernetes objects (the Kueue Helm values), path relative to out/<cluster>/.
+    extra_files: dict[str, str] = field(default_factory=dict)
     # quota resource name -> DeviceClasses (dra-claims / dra-extended-resource)
     resource_classes: dict[str, list[str]] = field(default_factory=dict)
 
@@ -154,7 +156,7 @@ class ClusterBuilder:
         self.api_version = cluster.kueue_api_version
         spec = cluster.spec
         self.labels = {**MANAGED_BY, "kueue-policy.io/cluster": cluster.name}
-        self.argocd = spec.gitops == "argocd"
+        self.argocd = spec.gitops.tool == "argocd"
         self.covered = self._covered_resources()
         # A flavor's quota entries, parsed once per distinct text (see _render_with_quota).
         self._parsed_resources: dict[tuple, list[dict[str, Any]]] = {}
@@ -410,17 +412,8 @@ class ClusterBuilder:
         if spec.fairSharing.enabled:
             fragment["fairSharing"] = {"preemptionStrategies": list(spec.fairSharing.preemptionStrategies)}
         if fragment:
+            # The component itself (merged into the user's or Kueue's Configuration) is compiler/kueue_config.py's.
             result.kueue_config_fragment = fragment
-            config_api = ("config.kueue.x-k8s.io/v1beta2" if self.api_version.endswith("v1beta2")
-                          else "config.kueue.x-k8s.io/v1beta1")
-            base = default_kueue_configuration(config_api)
-            if config_api.endswith("v1beta1") and "fairSharing" in fragment:
-                fragment = {**fragment, "fairSharing": {"enable": True, **fragment["fairSharing"]}}
-            configmap, deployment = kueue_config_patch(fragment, base)
-            result.objects.append(BuiltObject(configmap, position, WAVE_FOUNDATION,
-                                              "kueue-config/kueue-manager-config.patch.yaml", is_patch=True))
-            result.objects.append(BuiltObject(deployment, position, WAVE_FOUNDATION,
-                                              "kueue-config/kueue-controller-manager.patch.yaml", is_patch=True))
         self._mig_side(result)
 
     def _mig_side(self, result: BuildResult) -> None:

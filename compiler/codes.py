@@ -144,6 +144,24 @@ DUPLICATE_OBJECT = register("KP510", "two emitted objects have the same identity
     "Two emitted objects have the same kind, namespace and name; applying both would keep only "
     "the last one.")
 
+# Kueue's manager Configuration (spec.kueueConfig): the merged file Kueue would refuse or that
+# would make Kueue behave unlike the policy's verdicts.
+KUEUE_CONFIG_BASE_MISSING = register("KP520", "spec.kueueConfig.base names no Kueue Configuration",
+    "spec.kueueConfig.base is a path relative to the cluster file, inside the policy folder, to a "
+    "YAML file holding Kueue's manager Configuration (apiVersion config.kueue.x-k8s.io/v1beta1 or "
+    "v1beta2, kind Configuration), the controller_manager_config.yaml your Kueue installation runs.")
+KUEUE_CONFIG_CONTRADICTS = register("KP521", "the Kueue Configuration base contradicts the policy",
+    "A setting of spec.kueueConfig.base would make Kueue behave unlike the policy: fair sharing off "
+    "while the policy enables it (or the reverse), other preemption strategies than the policy's, a "
+    "deviceClassMappings entry counting a DeviceClass as another resource than the policy does, a "
+    "resources.transformations or excludeResourcePrefixes entry touching a resource the policy's "
+    "quotas count, or a Configuration API the cluster's Kueue version does not serve. Change the "
+    "base or the policy so that they agree; the message names both places.")
+KUEUE_CONFIG_NO_DEFAULT = register("KP522", "no default Kueue Configuration for this Kueue version",
+    "kueue-policy ships Kueue's default manager Configuration for the Kueue versions it knows. For "
+    "another version, give your installation's Configuration as spec.kueueConfig.base so that "
+    "nothing Kueue runs with is guessed.")
+
 # --- KP6xx admissibility ----------------------------------------------------------------------
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
@@ -219,6 +237,12 @@ FORGE_NOT_CONFIGURED = register("KP808", "no forge configured",
     "CI_API_V4_URL (GitLab) in the environment.")
 GIT_FAILED = register("KP809", "a git operation failed",
     "git fetch or push to the remote failed; the message gives git's own words.")
+OUT_STALE = register("KP820", "out/ differs from what the policies compile to",
+    "`compile --check` compiled the policies in memory and found files under out/ that are missing, "
+    "different or no longer produced. Run `kueue-policy compile` and commit out/ with the policy change.")
+WORSE_CHANGE = register("KP821", "the change makes a declared workload worse or lowers a team's quota",
+    "`diff --exit-code` fails when a declared workload's verdict gets worse (guaranteed to borrowing or "
+    "never, borrowing to never) or a team's guaranteed or burst quota goes down. Review it on purpose.")
 
 # --- KP9xx evaluate ---------------------------------------------------------------------------
 EVAL_UNREADABLE = register("KP901", "manifest cannot be read",

@@ -21,8 +21,9 @@ from compiler import admissibility, codes
 from compiler.admissibility import NEVER, Verdict
 from compiler.build import BuildResult, BuiltObject, build
 from compiler.emit import json_file, yaml_file
-from compiler.gitops_wiring import GitopsCluster, codeowners, gitops_files
+from compiler.gitops_wiring import codeowners, gitops_cluster, gitops_files
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
+from compiler.kueue_config import add_kueue_config, split_configurations
 from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
 from compiler.resolved_model import ResolvedCluster
 from compiler.plan import Placement, plan
@@ -202,7 +203,8 @@ def _second_process(jobs: int | None, objects: int) -> bool:
     return jobs != 1 and objects >= PARALLEL_MIN_OBJECTS and (os.cpu_count() or 1) >= 2
 
 
-def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int | None) -> ClusterArtifacts | None:
+def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int | None,
+                     kueue_configs: dict) -> ClusterArtifacts | None:
     """plan -> build -> verify -> admissibility -> files, for one cluster (None after errors).
 
     The files (pure rendering of the built objects, the largest single cost left) are rendered
@@ -212,6 +214,7 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
     if sink.errors:
         return None
     built: BuildResult = build(resolved, placement)
+    add_kueue_config(built, resolved, kueue_configs, sink)  # before the files are rendered
     rendering = _Background(_object_files, built.objects, resolved,
                             fork=_second_process(jobs, len(built.objects)))
     try:
@@ -219,7 +222,7 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
         if sink.errors:
             return None
         verdicts = admissibility.judge(resolved, built, placement)
-        files = rendering.result()
+        files = {**rendering.result(), **built.extra_files}
     finally:
         rendering.close()
     report = build_report(resolved, placement, built, verdicts)
@@ -240,7 +243,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: in
         raise PolicyError([Diagnostic(codes.EMPTY_POLICY,
                                       f"no *.yaml or *.yml policy files found in '{source.label}'",
                                       SourcePosition(source.label or "."))])
-    documents = load_sources(source.files, sink)
+    documents, kueue_configs = split_configurations(load_sources(source.files, sink))
     policy = validate_documents(documents, sink)
     if not sink.errors and not policy.clusters and not policy.teams:
         sink.error(codes.EMPTY_POLICY, f"'{source.label}' holds no policy documents (only empty files)",
@@ -256,7 +259,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: in
         clusters = selected
     results: dict[str, ClusterArtifacts] = {}
     for resolved in clusters:
-        artifacts = _compile_cluster(resolved, sink, jobs)
+        artifacts = _compile_cluster(resolved, sink, jobs, kueue_configs)
         if artifacts is not None:
             results[resolved.name] = artifacts
     sink.raise_if_errors()
@@ -268,8 +271,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: in
 def _shared_files(artifacts: list[ClusterArtifacts]) -> dict[str, str]:
     """GitOps wiring and CODEOWNERS at the top of out/. Paths assume out/ sits at the repository
     root, as `make demo` and the workflows lay it out, so the bytes do not depend on --out."""
-    gitops = [GitopsCluster(a.name, a.cluster.spec.gitops, f"out/{a.name}", a.cluster.kueue_api_version)
-              for a in artifacts]
+    gitops = [gitops_cluster(a.cluster, f"out/{a.name}") for a in artifacts]
     repository = next((a.cluster.spec.repository for a in artifacts if a.cluster.spec.repository), None)
     files = {rel: yaml_file(obj, None)
              for rel, obj in gitops_files(gitops, repository.url if repository else None,

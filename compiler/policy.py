@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
 from compiler.quantity import QUANTITY_PATTERN, QuantityError, Wording, parse_quantity
 
@@ -185,6 +185,62 @@ class WhatIf(Strict):
                                             "export), relative to the repository root.")]
 
 
+# --- Kueue installation and GitOps wiring (kueueConfig, structured gitops) ---------------------
+
+class KueueConfigSpec(Strict):
+    """Where the cluster's own Kueue manager Configuration lives, so kueue-policy merges into it."""
+    base: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
+        default=None,
+        description="Path, relative to this cluster file and inside the policy folder, of the Kueue manager "
+                    "Configuration the installation runs (controller_manager_config.yaml, apiVersion "
+                    "config.kueue.x-k8s.io/v1beta1 or v1beta2). kueue-policy merges deviceClassMappings and "
+                    "fairSharing into it and keeps every other setting; without it, Kueue's default "
+                    "Configuration for kueueVersion is the base.")
+
+
+class GitopsDestination(Strict):
+    """The Argo CD destination cluster (server URL or registered name) and namespace."""
+    server: Annotated[str, Field(min_length=1, max_length=2048)] | None = Field(
+        default=None, description="Argo CD destination server URL, e.g. https://kubernetes.default.svc.")
+    name: Annotated[str, Field(min_length=1, max_length=253)] | None = Field(
+        default=None, description="Argo CD destination cluster name (default: the policy cluster's name).")
+    namespace: DnsLabel = Field(default="kueue-system", description="Destination namespace for namespaced objects.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "GitopsDestination":
+        if self.server is not None and self.name is not None:
+            raise ValueError("give the destination's server or its name, not both")
+        return self
+
+
+class GitopsSpec(Strict):
+    """How Argo CD or Flux syncs this cluster's compiled folder."""
+    tool: Literal["argocd", "flux", "kustomize"] = Field(
+        default="kustomize", description="The GitOps tool: argocd, flux or kustomize (nothing extra written).")
+    project: DnsLabel = Field(default="default", description="Argo CD AppProject of the Application.")
+    namespace: DnsLabel | None = Field(
+        default=None, description="Namespace of the Argo CD Application / Flux objects "
+                                  "(default: argocd for Argo CD, flux-system for Flux).")
+    destination: GitopsDestination = Field(
+        default_factory=GitopsDestination, description="Argo CD destination; Flux applies to its own cluster.")
+    dependsOn: list[DnsLabel] = Field(
+        default_factory=lambda: ["kueue"], max_length=32,
+        description="Flux Kustomizations (same namespace) this one waits for; for Argo CD, informative "
+                    "(use sync waves). Default: the Kueue install, named kueue.")
+
+
+# `gitops: argocd` or the object; the type of the value picks the branch, so an error is reported
+# against the form the user wrote (one message, not one per form).
+GitopsSetting = Annotated[
+    Annotated[Literal["argocd", "flux", "kustomize"], Tag("tool")] | Annotated[GitopsSpec, Tag("settings")],
+    Discriminator(lambda value: "tool" if isinstance(value, str) else "settings")]
+
+
+def _gitops(value: object) -> object:
+    # The short form `gitops: argocd` keeps working: it means {tool: argocd} with every default.
+    return GitopsSpec(tool=value) if isinstance(value, str) else value
+
+
 class ClusterSpec(Strict):
     kubernetesVersion: Annotated[str, Field(pattern=VERSION_PATTERN)] = Field(
         "1.34", description="Kubernetes version of the cluster, quoted (\"1.34\"): gates DRA (resource.k8s.io/v1 "
@@ -196,9 +252,11 @@ class ClusterSpec(Strict):
         "device-plugin", description="How pods get GPUs: device-plugin (extended resources), dra-claims "
                                      "(DeviceClasses, ResourceClaimTemplates and Kueue's deviceClassMappings) or "
                                      "dra-extended-resource (DeviceClasses with extendedResourceName).")
-    gitops: Literal["argocd", "flux", "kustomize"] = Field(
-        "kustomize", description="Delivery: argocd (sync waves and an Application), flux (Kustomizations) or "
-                                 "kustomize (kustomization.yaml only, always written).")
+    gitops: GitopsSetting = Field(
+        default_factory=GitopsSpec,
+        description="Delivery: a tool name (argocd: sync waves and an Application; flux: Kustomizations; "
+                    "kustomize: kustomization.yaml only, always written) or the settings object (tool, project, "
+                    "namespace, destination, dependsOn).")
     queueing: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
         "BestEffortFIFO", description="Default ClusterQueue queueingStrategy for every team.")
     overcommit: Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
@@ -225,9 +283,14 @@ class ClusterSpec(Strict):
                           "placeholder URL to replace.")
     whatIf: WhatIf | None = Field(default=None, description="Replay this trace through the policy before and "
                                   "after a change; `diff` and `pr` report what changes per team.")
+    kueueConfig: KueueConfigSpec = Field(
+        default_factory=KueueConfigSpec,
+        description="The Kueue manager Configuration kueue-policy merges its settings into.")
 
     _versions = field_validator("kubernetesVersion", mode="before")(lambda cls, v: _version(v, "1.34"))
     _kueue_versions = field_validator("kueueVersion", mode="before")(lambda cls, v: _version(v, "0.19"))
+    # Schema: a tool name or the object; models: always the object (see _gitops).
+    _gitops_short = field_validator("gitops", mode="after")(lambda cls, v: _gitops(v))
 
 
 class GpuBudget(Strict):

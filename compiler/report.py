@@ -12,6 +12,8 @@ from compiler.admissibility import Verdict
 from compiler.build import BuildResult
 from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster
 from compiler.plan import Placement
+from compiler.humanize import reason_markdown, teams_by_name
+from compiler.quota_tree import mermaid
 from compiler.templating import render_text
 
 
@@ -68,7 +70,7 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
         "kueueVersion": spec.kueueVersion,
         "kueueApiVersion": cluster.kueue_api_version,
         "gpuAccess": spec.gpuAccess,
-        "gitops": spec.gitops,
+        "gitops": spec.gitops.tool,
         "rootCohort": cluster.root_cohort,
         "pools": pools,
         "cohorts": [{"name": c.spec.name, "parent": c.parent, "weight": c.spec.weight} for c in cluster.cohorts],
@@ -82,4 +84,7 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    return render_text("report/REPORT.md.j2", report=report, source=report["policyFile"]).rstrip("\n") + "\n"
+    teams = teams_by_name(report)
+    reasons = [reason_markdown(workload, teams) for workload in report["workloads"]]
+    return render_text("report/REPORT.md.j2", report=report, source=report["policyFile"], reasons=reasons,
+                       quota_tree=mermaid(report)).rstrip("\n") + "\n"

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import click
 
-from compiler.clikit import format_option, handles_errors, jobs_option
+from compiler.clikit import diagnostics_json, format_option, handles_errors, jobs_option, print_diagnostics
 from compiler.deliver import git_ops, render
+from compiler import codes
 from compiler.deliver.forge import forge_from_environment
+from compiler.deliver.gate import worse
+from compiler.errors import Diagnostic
 from compiler.deliver.publish import PrOptions, run_pr
 from compiler.deliver.semantic_diff import diff_sides
 from compiler.deliver.sides import compile_pair
@@ -28,10 +33,12 @@ FORGE_CHOICE = click.Choice(["auto", "github", "gitlab"])
                    "(uses the same forge environment as `pr`).")
 @click.option("--forge", type=FORGE_CHOICE, default="auto", show_default=True,
               help="Forge for --comment-on.")
+@click.option("--exit-code", "exit_code", is_flag=True,
+              help="Exit 1 when the change makes a declared workload worse or lowers a team's quota.")
 @jobs_option
 @handles_errors
 def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
-         comment_on: int | None, forge: str, jobs: int | None) -> None:
+         comment_on: int | None, forge: str, exit_code: bool, jobs: int | None) -> None:
     """What a policy change does, per team: BASE vs HEAD (git revisions).
 
     Defaults: BASE is HEAD, HEAD is the working tree (your uncommitted edits). Both sides are
@@ -44,16 +51,25 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
     before, after = compile_pair(repo, base, head if head is not None else git_ops.WORKING_TREE, policy_folder,
                                  jobs=jobs)
     result = diff_sides(before, after)
-    click.echo(render.render_diff(result, output_format), nl=False)
+    losses = [Diagnostic(codes.WORSE_CHANGE, loss) for loss in worse(result)] if exit_code else []
+    text = render.render_diff(result, output_format, reports=after.reports)
+    if output_format == "json":   # one JSON document on stdout, the gate's findings in it
+        text = json.dumps({**json.loads(text), "ok": not losses, "diagnostics": diagnostics_json(losses)},
+                          indent=2, sort_keys=True) + "\n"
+    click.echo(text, nl=False)
     if comment_on is not None:
         from compiler.deliver.forge import ChangeRequest
 
         client = forge_from_environment(forge)
         change = ChangeRequest(number=comment_on, url="", title="", body="")
         head_sha = repo.commit(head).hexsha if head is not None else repo.head.commit.hexsha
-        comment = render.render_comment(result, scope="all", head_sha=head_sha)
+        comment = render.render_comment(result, scope="all", head_sha=head_sha, reports=after.reports)
         status = client.upsert_comment(change, render.comment_marker("all"), comment)
         click.echo(f"sticky comment on {client.describe()} #{comment_on}: {status}", err=True)
+    if losses:
+        print_diagnostics(losses)
+        click.echo(f"kueue-policy: the change makes {len(losses)} thing(s) worse (--exit-code)", err=True)
+        sys.exit(1)
 
 
 @click.command()

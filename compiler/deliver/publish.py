@@ -135,7 +135,7 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
         git_ops.folder_tree(repo, remote_branch.tip, target.out_folder) != new.out_tree
     text = render.render_pull_request(
         new.diff, scope=target.scope, branch=target.branch, base_branch=target.base_branch,
-        head_sha=target.head.hexsha, gitops_tools=_gitops_tools(new.after))
+        head_sha=target.head.hexsha, gitops_tools=_gitops_tools(new.after), reports=new.after.reports)
     if options.dry_run:
         outcome.action = "would-push" if needs_push else "would-update-text"
         say(f"dry run: would {'push ' + new.commit_sha[:12] + ' to' if needs_push else 'leave'} "
@@ -223,6 +223,8 @@ def _bot_branch(repo: git.Repo, remote: str, target: _Target, auth: git_ops.GitA
             + "\n  ".join(remote_branch.foreign_commits)
             + f"\nMerge or close that pull request (or delete the branch {target.branch}), then run pr again.")
     return remote_branch
+
+
 def _publish(repo: git.Repo, remote: str, target: _Target, forge: ForgeClient, auth: git_ops.GitAuth | None,
              commit_sha: str, previous_tip: str | None, needs_push: bool, text, outcome: PrOutcome,
              say: Callable[[str], None]) -> None:

@@ -13,7 +13,11 @@ from pathlib import Path
 
 import jinja2
 
+from typing import Mapping
+
 from compiler.deliver.semantic_diff import PolicyDiff
+from compiler.humanize import reason_markdown, reason_text, short_warning, teams_by_name
+from compiler.quota_tree import mermaid
 
 TEMPLATE_DIR = Path(__file__).parent.parent / "templates" / "pr"  # see compiler/templating.py
 ADMISSIBILITY_ROWS = 200
@@ -33,7 +37,7 @@ def body_marker(scope: str) -> str:
 def _environment() -> jinja2.Environment:
     if not TEMPLATE_DIR.is_dir():  # an installation without the project's templates/ folder
         raise RuntimeError(f"kueue-policy templates not found at {TEMPLATE_DIR}")
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -41,6 +45,35 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,  # markdown for forges that sanitise it themselves
     )
+    # A verdict's reason for people: the plain sentence first, Kueue's message (in GPUs, cores,
+    # GiB) folded under it in markdown, after it in text.
+    env.globals["reason_md"] = lambda reason, verdict, team, teams: reason_markdown(
+        {"team": team, "verdict": verdict, "reason": reason or ""}, teams)
+    env.globals["reason_txt"] = lambda reason, verdict, team, teams: reason_text(
+        {"team": team, "verdict": verdict, "reason": reason or ""}, teams)
+    env.globals["warning_text"] = short_warning
+    return env
+
+
+def _teams(reports: Mapping[str, dict] | None) -> dict[str, dict[str, dict]]:
+    """cluster -> team -> the team's report entry (the after side), for the plain sentences."""
+    return {name: teams_by_name(report) for name, report in (reports or {}).items()}
+
+
+def quota_trees(diff: PolicyDiff, reports: Mapping[str, dict] | None) -> list[dict]:
+    """The part of each changed cluster's quota tree the change touches (Mermaid source)."""
+    trees = []
+    for cluster in diff.clusters:
+        report = (reports or {}).get(cluster.name)
+        if cluster.status in ("unchanged", "removed") or report is None:
+            continue
+        touched = [t.name for t in cluster.teams if t.status != "removed"]
+        # A new cluster, a new or removed pool or a changed cohort reshapes the whole tree; a team's
+        # change touches its own branch (the root's shared line shows what it did to the pools).
+        reshaped = cluster.cohorts or any(p.status != "changed" for p in cluster.pools)
+        whole = cluster.status == "added" or bool(reshaped) or not touched
+        trees.append({"cluster": cluster.name, "mermaid": mermaid(report, None if whole else touched)})
+    return trees
 
 
 _ENV: jinja2.Environment | None = None
@@ -63,13 +96,14 @@ def _tidy(text: str) -> str:
     return "\n".join(lines).strip("\n") + "\n"
 
 
-def render_diff(diff: PolicyDiff, output_format: str) -> str:
+def render_diff(diff: PolicyDiff, output_format: str, reports: Mapping[str, dict] | None = None) -> str:
+    """`reports`: the after side's report.json per cluster (plain sentences for `never`)."""
     if output_format == "json":
         return json.dumps(diff.to_dict(), indent=2, sort_keys=True) + "\n"
     if output_format == "markdown":
-        return _tidy(_template("diff.md.j2").render(diff=diff))
+        return _tidy(_template("diff.md.j2").render(diff=diff, teams=_teams(reports)))
     if output_format == "text":
-        return _tidy(_template("diff.txt.j2").render(diff=diff))
+        return _tidy(_template("diff.txt.j2").render(diff=diff, teams=_teams(reports)))
     raise ValueError(f"unknown diff format {output_format!r}")
 
 
@@ -81,30 +115,35 @@ class PullRequestText:
 
 
 def render_pull_request(diff: PolicyDiff, *, scope: str, branch: str, base_branch: str,
-                        head_sha: str, gitops_tools: str) -> PullRequestText:
+                        head_sha: str, gitops_tools: str,
+                        reports: Mapping[str, dict] | None = None) -> PullRequestText:
     capacity = [
         {"cluster": c.name, "pool": row.name, "gpus_before": row.gpus_before, "gpus_after": row.gpus_after,
          "guaranteed_before": row.guaranteed_before, "guaranteed_after": row.guaranteed_after}
         for c in diff.clusters if c.status != "unchanged" for row in c.capacity
     ]
     admissibility = [{**w, "cluster": c.name} for c in diff.clusters for w in c.admissibility]
-    warnings = [w for c in diff.clusters for w in c.warnings]
+    teams = _teams(reports)
+    warnings = [short_warning(w, teams.get(c.name, {})) for c in diff.clusters for w in c.warnings]
     s = diff.summary
     what = scope if scope != "all" else "all clusters"
     title = (f"kueue-policy: update {what} "
              f"({s.teams_added} team(s) added, {s.teams_changed} changed, {s.teams_removed} removed)")
     context = dict(diff=diff, scope=scope, branch=branch, base_branch=base_branch, head_sha=head_sha,
                    gitops_tools=gitops_tools, capacity=capacity, admissibility=admissibility,
-                   admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings)
+                   admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings, teams=teams,
+                   quota_trees=quota_trees(diff, reports))
     body = _tidy(_template("body.md.j2").render(marker=body_marker(scope), **context))
     comment = _tidy(_template("comment.md.j2").render(marker=comment_marker(scope), command="pr", **context))
     return PullRequestText(title, fit_for_forge(body), fit_for_forge(comment))
 
 
-def render_comment(diff: PolicyDiff, *, scope: str, head_sha: str, command: str = "diff") -> str:
+def render_comment(diff: PolicyDiff, *, scope: str, head_sha: str, command: str = "diff",
+                   reports: Mapping[str, dict] | None = None) -> str:
     """The sticky comment alone (what the check-on-PR workflow posts)."""
     return fit_for_forge(_tidy(_template("comment.md.j2").render(
-        marker=comment_marker(scope), diff=diff, scope=scope, head_sha=head_sha, command=command)))
+        marker=comment_marker(scope), diff=diff, scope=scope, head_sha=head_sha, command=command,
+        teams=_teams(reports))))
 
 
 def fit_for_forge(text: str, limit: int = FORGE_TEXT_LIMIT) -> str:

@@ -28,7 +28,8 @@ PLAIN = GitopsCluster("edge", "kustomize", "out/edge")
 
 def test_argocd_single_cluster_has_application_and_health_patch_but_no_applicationset() -> None:
     files = gitops_files([EAST], "https://git.example/acme/policy.git", "main")
-    assert sorted(files) == ["argocd/argocd-cm.kueue-health.yaml", "argocd/gpu-east.application.yaml"]
+    assert sorted(files) == ["argocd/argocd-cm.kueue-health.patch.yaml", "argocd/argocd-cm.kueue-health.values.yaml",
+                             "argocd/gpu-east.application.yaml"]
     app = files["argocd/gpu-east.application.yaml"]
     assert app["kind"] == "Application" and app["apiVersion"] == "argoproj.io/v1alpha1"
     assert app["spec"]["source"] == {"repoURL": "https://git.example/acme/policy.git",
@@ -122,7 +123,7 @@ def test_kustomize_builds_the_wiring(tmp_path: Path) -> None:
         root.mkdir()
         names = []
         for path, obj in files.items():
-            if path.startswith(folder + "/"):
+            if path.startswith(folder + "/") and ".kueue-health." not in path:
                 (tmp_path / path).write_text(yaml.safe_dump(obj, sort_keys=False))
                 names.append(path.split("/", 1)[1])
         (root / "kustomization.yaml").write_text(yaml.safe_dump(
@@ -130,7 +131,7 @@ def test_kustomize_builds_the_wiring(tmp_path: Path) -> None:
         built = subprocess.run(["kubectl", "kustomize", str(root)], capture_output=True, text=True, timeout=60)
         assert built.returncode == 0, built.stderr
         kinds = sorted(doc["kind"] for doc in yaml.safe_load_all(built.stdout))
-        expected = {"argocd": ["Application", "Application", "ApplicationSet", "ConfigMap"],
+        expected = {"argocd": ["Application", "Application", "ApplicationSet"],
                     "flux": ["GitRepository", "Kustomization"]}[folder]
         assert kinds == expected
 
@@ -162,3 +163,71 @@ def test_output_is_deterministic() -> None:
     one = gitops_files([WEST, LAB, EAST], "u", "main")
     two = gitops_files([LAB, EAST, WEST], "u", "main")
     assert yaml.safe_dump(one) == yaml.safe_dump(two)
+
+
+def test_argocd_health_check_is_a_patch_that_keeps_the_rest_of_argocd_cm(tmp_path: Path) -> None:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    files = gitops_files([EAST], None, "main")
+    (tmp_path / "argocd-cm.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+        "data": {"url": "https://argocd.example", "timeout.reconciliation": "180s"}}))
+    (tmp_path / "health.patch.yaml").write_text(yaml.safe_dump(files["argocd/argocd-cm.kueue-health.patch.yaml"]))
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": ["argocd-cm.yaml"], "patches": [{"path": "health.patch.yaml"}]}))
+    built = subprocess.run(["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert built.returncode == 0, built.stderr
+    data = yaml.safe_load(built.stdout)["data"]
+    assert data["url"] == "https://argocd.example" and data["timeout.reconciliation"] == "180s"
+    assert data["resource.customizations.health.kueue.x-k8s.io_ClusterQueue"] == ARGOCD_CLUSTERQUEUE_HEALTH_LUA
+    values = files["argocd/argocd-cm.kueue-health.values.yaml"]
+    assert values["configs"]["cm"]["resource.customizations.health.kueue.x-k8s.io_LocalQueue"].startswith("-- kueue-policy")
+
+
+GITOPS_CLUSTER = """\
+apiVersion: kueue-policy/v1alpha1
+kind: Cluster
+metadata: {name: NAME}
+spec:
+  pools: [{name: od, gpu: H100-80GB, nodes: 1, gpusPerNode: 8}]
+  repository: {url: "https://git.example/acme/gpu-policy.git", revision: release}
+  gitops: GITOPS
+"""
+
+
+def test_gitops_settings_come_from_the_policy(tmp_path: Path) -> None:
+    from kp_testing import run_cli
+
+    def write_policy(root: Path, files: dict[str, str]) -> Path:
+        (root / "policies").mkdir(parents=True)
+        for name, text in files.items():
+            (root / "policies" / name).write_text(text)
+        return root / "policies"
+    argo = ("{tool: argocd, project: ml-platform, namespace: gitops, "
+            "destination: {server: 'https://10.0.0.1:6443', namespace: queues}}")
+    flux = "{tool: flux, namespace: flux-queues, dependsOn: [kueue-controller, cert-manager]}"
+    policies = write_policy(tmp_path, {"east.yaml": GITOPS_CLUSTER.replace("NAME", "east").replace("GITOPS", argo),
+                                       "lab.yaml": GITOPS_CLUSTER.replace("NAME", "lab").replace("GITOPS", flux),
+                                       "old.yaml": GITOPS_CLUSTER.replace("NAME", "old").replace("GITOPS", "argocd")})
+    out = tmp_path / "out"
+    result = run_cli("compile", str(policies), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    app = yaml.safe_load((out / "argocd" / "east.application.yaml").read_text())
+    assert app["metadata"]["namespace"] == "gitops" and app["spec"]["project"] == "ml-platform"
+    assert app["spec"]["destination"] == {"server": "https://10.0.0.1:6443", "namespace": "queues"}
+    assert app["spec"]["source"]["repoURL"] == "https://git.example/acme/gpu-policy.git"
+    assert app["spec"]["source"]["targetRevision"] == "release"
+    old = yaml.safe_load((out / "argocd" / "old.application.yaml").read_text())   # the short form still works
+    assert old["spec"]["destination"] == {"name": "old", "namespace": "kueue-system"}
+    assert old["spec"]["project"] == "default" and old["metadata"]["namespace"] == "argocd"
+    kustomization = yaml.safe_load((out / "flux" / "lab.kustomization.yaml").read_text())
+    assert kustomization["metadata"]["namespace"] == "flux-queues"
+    assert kustomization["spec"]["dependsOn"] == [{"name": "kueue-controller"}, {"name": "cert-manager"}]
+    source = yaml.safe_load((out / "flux" / "kueue-policy.gitrepository.yaml").read_text())
+    assert source["metadata"]["namespace"] == "flux-queues"
+    assert source["spec"]["url"] == "https://git.example/acme/gpu-policy.git" and source["spec"]["ref"] == {"branch": "release"}
+    bad = write_policy(tmp_path / "bad", {"c.yaml": GITOPS_CLUSTER.replace("NAME", "c").replace(
+        "GITOPS", "{tool: argocd, destination: {server: x, name: y}}")})
+    refused = run_cli("validate", str(bad))
+    assert refused.returncode == 1 and "c.yaml:7:" in refused.stderr and "server or its name" in refused.stderr
