@@ -10,6 +10,7 @@ import click
 
 from compiler.clikit import diagnostics_json, format_option, handles_errors, jobs_option, print_diagnostics
 from compiler.deliver import git_ops, render
+from compiler.simulate import whatif
 from compiler import codes
 from compiler.deliver.forge import forge_from_environment
 from compiler.deliver.gate import worse
@@ -53,9 +54,13 @@ def diff(base: str, head: str | None, policy_dir: Path, output_format: str,
     result = diff_sides(before, after)
     losses = [Diagnostic(codes.WORSE_CHANGE, loss) for loss in worse(result)] if exit_code else []
     text = render.render_diff(result, output_format, reports=after.reports)
+    what_ifs = whatif.for_revisions(repo, base, head if head is not None else git_ops.WORKING_TREE, policy_folder)
     if output_format == "json":   # one JSON document on stdout, the gate's findings in it
-        text = json.dumps({**json.loads(text), "ok": not losses, "diagnostics": diagnostics_json(losses)},
-                          indent=2, sort_keys=True) + "\n"
+        text = json.dumps({**json.loads(text), "ok": not losses, "diagnostics": diagnostics_json(losses),
+                           "whatIf": [w.to_json() for w in what_ifs]}, indent=2, sort_keys=True) + "\n"
+    elif what_ifs:
+        text += "\n" + (whatif.render_markdown(what_ifs) if output_format == "markdown"
+                        else whatif.render_text(what_ifs))
     click.echo(text, nl=False)
     if comment_on is not None:
         from compiler.deliver.forge import ChangeRequest

@@ -135,7 +135,8 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
         git_ops.folder_tree(repo, remote_branch.tip, target.out_folder) != new.out_tree
     text = render.render_pull_request(
         new.diff, scope=target.scope, branch=target.branch, base_branch=target.base_branch,
-        head_sha=target.head.hexsha, gitops_tools=_gitops_tools(new.after), reports=new.after.reports)
+        head_sha=target.head.hexsha, gitops_tools=_gitops_tools(new.after), reports=new.after.reports,
+        what_if=_what_if(repo, target))
     if options.dry_run:
         outcome.action = "would-push" if needs_push else "would-update-text"
         say(f"dry run: would {'push ' + new.commit_sha[:12] + ' to' if needs_push else 'leave'} "
@@ -148,6 +149,17 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
     _publish(repo, options.remote, target, forge, auth, new.commit_sha, remote_branch.tip, needs_push,  # 5.-6.
              text, outcome, say)
     return outcome
+
+
+def _what_if(repo: git.Repo, target: _Target) -> str:
+    """The what-if section: the policy that produced the out/ now on the base branch (the last
+    commit that changed out/) against the policy at HEAD, through each cluster's whatIf.trace."""
+    from compiler.simulate import whatif
+
+    last = next(repo.iter_commits(target.head.hexsha, paths=target.out_folder, max_count=1), None)
+    if last is None:
+        return ""
+    return whatif.render_markdown(whatif.for_revisions(repo, last.hexsha, target.head.hexsha, target.policy_folder))
 
 
 def _target(repo: git.Repo, options: PrOptions) -> _Target:

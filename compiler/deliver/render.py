@@ -116,7 +116,7 @@ class PullRequestText:
 
 def render_pull_request(diff: PolicyDiff, *, scope: str, branch: str, base_branch: str,
                         head_sha: str, gitops_tools: str,
-                        reports: Mapping[str, dict] | None = None) -> PullRequestText:
+                        reports: Mapping[str, dict] | None = None, what_if: str = "") -> PullRequestText:
     capacity = [
         {"cluster": c.name, "pool": row.name, "gpus_before": row.gpus_before, "gpus_after": row.gpus_after,
          "guaranteed_before": row.guaranteed_before, "guaranteed_after": row.guaranteed_after}
@@ -132,7 +132,7 @@ def render_pull_request(diff: PolicyDiff, *, scope: str, branch: str, base_branc
     context = dict(diff=diff, scope=scope, branch=branch, base_branch=base_branch, head_sha=head_sha,
                    gitops_tools=gitops_tools, capacity=capacity, admissibility=admissibility,
                    admissibility_limit=ADMISSIBILITY_ROWS, warnings=warnings, teams=teams,
-                   quota_trees=quota_trees(diff, reports))
+                   quota_trees=quota_trees(diff, reports), what_if=what_if)
     body = _tidy(_template("body.md.j2").render(marker=body_marker(scope), **context))
     comment = _tidy(_template("comment.md.j2").render(marker=comment_marker(scope), command="pr", **context))
     return PullRequestText(title, fit_for_forge(body), fit_for_forge(comment))

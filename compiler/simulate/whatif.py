@@ -35,16 +35,37 @@ class WhatIfResult:
 
 
 def traces_of(source: PolicySource) -> dict[str, str]:
-    """cluster name -> whatIf.trace, for the clusters of a policy that ask for a what-if."""
-    from compiler.pipeline import compile_policy
+    """cluster name -> whatIf.trace, for the clusters of a policy that ask for a what-if (read
+    and validated only: the compile that follows reports any other problem)."""
+    from compiler.errors import DiagnosticSink
+    from compiler.load import load_sources
+    from compiler.validate import validate_documents
 
-    result = compile_policy(source)
-    traces = {}
-    for name, artifacts in sorted(result.clusters.items()):
-        what_if = artifacts.cluster.spec.whatIf
-        if what_if is not None:
-            traces[name] = what_if.trace
-    return traces
+    policy = validate_documents(load_sources(source.files, DiagnosticSink()), DiagnosticSink())
+    return {c.model.metadata.name: c.model.spec.whatIf.trace for c in policy.clusters
+            if c.model.spec.whatIf is not None}
+
+
+def for_revisions(repo, base: str | None, head: str | None, policy_folder: str) -> list[WhatIfResult]:
+    """The what-if of a policy change between two git revisions (None: the working tree)."""
+    from compiler.deliver import git_ops
+    from compiler.deliver.sides import POLICY_SUFFIXES, source_at_revision
+
+    root = git_ops.work_dir(repo)
+
+    def source(revision: str | None) -> PolicySource | None:
+        files = git_ops.files_at(repo, revision, policy_folder, POLICY_SUFFIXES)
+        if not files:
+            return None
+        if revision is git_ops.WORKING_TREE:
+            return PolicySource.from_directory(root / policy_folder)
+        return source_at_revision(files, policy_folder)
+
+    head_source = source(head)
+    traces = traces_of(head_source) if head_source is not None else {}
+    if not traces:
+        return []
+    return what_if(source(base), head_source, root, traces)
 
 
 def what_if(base: PolicySource | None, head: PolicySource, repo_root: Path,

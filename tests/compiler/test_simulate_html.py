@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from compiler_testkit import CLUSTER, team, write_policy
+from kp_testing.policies import CLUSTER, team, write_policy
 from kp_testing import run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from compiler_testkit import CLUSTER, team, write_policy
+from kp_testing.policies import CLUSTER, team, write_policy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

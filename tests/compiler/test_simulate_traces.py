@@ -7,7 +7,7 @@ import json
 import subprocess
 
 import pytest
-from compiler_testkit import CLUSTER, team, write_policy
+from kp_testing.policies import CLUSTER, team, write_policy
 from kp_testing import run_cli
 
 TEAMS = {"a": "namespaces: [a, a-eval]\ngpus: {guaranteed: 8}\ncapacity: on-demand-only\n"

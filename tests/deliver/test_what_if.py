@@ -1,0 +1,68 @@
+"""`Cluster.spec.whatIf.trace`: `diff` and `pr` replay a trace through both sides of a change."""
+
+from __future__ import annotations
+
+import json
+
+from kp_testing.forge_server import StandInForge
+from kp_testing.git_repos import PolicyRepo, invoke
+
+TRACE = """\
+jobs:
+  - {name: ft-1, team: alpha, at: 0, duration: 7200, replicas: 3, gpus: 8}
+  - {name: ft-2, team: alpha, at: 60, duration: 7200, replicas: 3, gpus: 8}
+  - {name: ev-1, team: beta, at: 120, duration: 1800, replicas: 2, gpus: 8}
+"""
+
+
+def with_what_if(repo: PolicyRepo) -> None:
+    (repo.work / "demand").mkdir()
+    (repo.work / "demand" / "last-week.yaml").write_text(TRACE)
+    cluster = repo.work / "policies" / "cluster.yaml"
+    cluster.write_text(cluster.read_text().rstrip("\n") + "\n  whatIf: {trace: demand/last-week.yaml}\n")
+    repo.commit_all("policy: replay last week's jobs on every change")
+
+
+def test_diff_replays_the_trace_through_both_sides(policy_repo: PolicyRepo) -> None:
+    with_what_if(policy_repo)
+    policy_repo.edit_team("alpha", "guaranteed: 32", "guaranteed: 16")
+    code, out, err = invoke(policy_repo.work, "diff", subprocess_run=True)
+    assert code == 0, err
+    assert "### What-if: `demand/last-week.yaml` through `gpu-east`" in out
+    assert "| alpha | p95 wait |" in out and "xychart-beta" in out
+    code, out, err = invoke(policy_repo.work, "diff", "--format", "json", subprocess_run=True)
+    assert code == 0, err
+    what_if = json.loads(out)["whatIf"]
+    assert [w["cluster"] for w in what_if] == ["gpu-east"]
+    alpha = {c["metric"]: c for c in what_if[0]["changes"] if c["team"] == "alpha"}
+    assert alpha["p95 wait"]["worse"] is True
+
+
+def test_an_unchanged_policy_has_no_what_if_changes(policy_repo: PolicyRepo) -> None:
+    with_what_if(policy_repo)
+    code, out, err = invoke(policy_repo.work, "diff", "--format", "text", subprocess_run=True)
+    assert code == 0, err
+    assert "What-if: demand/last-week.yaml through gpu-east:\n  no change" in out
+
+
+def test_a_missing_trace_is_named(policy_repo: PolicyRepo) -> None:
+    with_what_if(policy_repo)
+    (policy_repo.work / "demand" / "last-week.yaml").unlink()
+    code, out, err = invoke(policy_repo.work, "diff", subprocess_run=True)
+    assert code == 1 and "KP910" in err and "demand/last-week.yaml is not a file" in err
+
+
+def test_the_pull_request_body_carries_the_what_if(policy_repo: PolicyRepo) -> None:
+    repo = policy_repo
+    code, _, err = invoke(repo.work, "compile", "policies", "--out", "out")
+    assert code == 0, err
+    repo.commit_all("out: compiled")
+    with_what_if(repo)
+    repo.edit_team("alpha", "guaranteed: 32", "guaranteed: 16")
+    repo.commit_all("policy: alpha gives up GPUs")
+    with StandInForge.github("ghs_x", repo.remote) as server:
+        env = {"GITHUB_TOKEN": "ghs_x", "GITHUB_REPOSITORY": "acme/gpu-policy", "GITHUB_API_URL": server.url}
+        code, out, err = invoke(repo.work, "pr", "--dry-run", "--allow-inadmissible", env=env)
+    assert code == 0, err
+    assert "## What-if: the same jobs through the old and the new policy" in out
+    assert "| alpha | p95 wait |" in out
