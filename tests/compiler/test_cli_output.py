@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from compiler_testkit import CLUSTER, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import run_cli
 
 NEVER_TEAM = team("a", "cohort: research\nnamespaces: [a]\ngpus: {guaranteed: 8, burst: 4}\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler_testkit import CLUSTER, snapshot, team, write_policy
+from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import run_cli
 
 KUEUE_DEFAULT = Path("/root/go/pkg/mod/sigs.k8s.io/kueue@v0.19.2/config/components/manager/controller_manager_config.yaml")
