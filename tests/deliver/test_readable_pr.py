@@ -10,7 +10,7 @@ from compiler.deliver.render import render_pull_request
 from compiler.deliver.semantic_diff import CompiledSide, diff_sides
 from compiler.pipeline import PolicySource, compile_policy
 from compiler.quota_tree import label_text, mermaid, node_id
-from tests.deliver.conftest import PolicyRepo, invoke
+from kp_testing.git_repos import PolicyRepo, invoke
 
 NODE = re.compile(r'^  ([A-Za-z0-9_]+)\["((?:[^"\[\]<>]|<br/>)*)"\]$')
 EDGE = re.compile(r"^  ([A-Za-z0-9_]+) (-->|-\.->) ([A-Za-z0-9_]+)$")

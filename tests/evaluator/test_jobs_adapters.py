@@ -228,7 +228,7 @@ def test_adapters_are_pure_and_keyed_by_group_and_kind() -> None:
 
 
 def test_unknown_kind_with_queue_label_is_reported_with_file_and_line(tmp_path) -> None:
-    from tests.conftest import run_cli
+    from kp_testing import run_cli
     path = tmp_path / "jobs.yaml"
     path.write_text("apiVersion: example.org/v1\nkind: FancyJob\nmetadata:\n  name: f\n  labels:\n"
                     "    kueue.x-k8s.io/queue-name: lq\n---\napiVersion: apps/v1\nkind: Deployment\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from kp_testing import run_cli
 
 DOCS = Path(__file__).parent / "fixtures" / "kueue-docs"
 CLUSTER = DOCS / "cluster.yaml"
