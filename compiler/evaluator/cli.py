@@ -7,7 +7,7 @@ import sys
 import click
 
 from compiler import codes
-from compiler.clikit import emit_json, format_option, handles_errors, print_diagnostics
+from compiler.clikit import console, emit_json, format_option, handles_errors, print_diagnostics
 from compiler.errors import Diagnostic, InputError
 from compiler.evaluator import evaluate as run_evaluation
 from compiler.evaluator.loader import load_documents
@@ -66,7 +66,6 @@ def _evaluate_with_kueue(files: list[str], stdin_text: str | None, cycles: int |
 
 
 def _print_table(title: str, rows: list[tuple[str, ...]]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title)
@@ -74,4 +73,4 @@ def _print_table(title: str, rows: list[tuple[str, ...]]) -> None:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*row)
-    Console(width=200).print(table)
+    console().print(table)

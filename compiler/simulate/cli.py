@@ -7,11 +7,10 @@ import time
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from compiler import codes
-from compiler.clikit import emit_json, format_option, handles_errors
+from compiler.clikit import console as terminal_console, emit_json, format_option, handles_errors
 from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
 from compiler.pipeline import PolicySource
 from compiler.simulate import synth
@@ -34,7 +33,7 @@ class _Progress:
                 return
             from rich.progress import Progress
 
-            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar = Progress(console=terminal_console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=total)
         self.bar.update(self.task, completed=done)
@@ -124,7 +123,7 @@ def _print_changes(revision: str, changes: list[dict]) -> None:
 
 
 def _print_summary(summary: dict) -> None:
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    console = terminal_console()
     run = summary["run"]
     console.print(f"{summary['cluster']}: {run['jobs']} jobs over {human_duration(run['makespan'])}; "
                   f"{run['gpuHours']:,.1f} GPU-hours used, {run['idleGpuHours']:,.1f} idle; "

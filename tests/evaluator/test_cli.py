@@ -66,7 +66,8 @@ def test_kind_list_and_stdin(tmp_path: Path) -> None:
 
 def test_table_and_explain(tmp_path: Path) -> None:
     path = write_manifests(tmp_path, "flavor-taints.yaml")
-    table = run_cli("evaluate", str(path))
+    # The table is as wide as the terminal says (COLUMNS); a narrow one would fold the names.
+    table = run_cli("evaluate", str(path), env={"COLUMNS": "200"})
     assert table.returncode == 0
     assert "ns/tolerant" in table.stdout and "admitted" in table.stdout
     explain = run_cli("evaluate", str(path), "--explain", "ns/intolerant")
