@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
@@ -141,6 +142,7 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		invalid: w.invalid, warn: warn,
 	}
 	workloadsForJobs(ctx, lookupClient(w), w, warn)
+	separateTies(w.workloads)
 	ensureNamespaces(w)
 	if err := resolvePriorities(ctx, w); err != nil {
 		return nil, err
@@ -203,6 +205,34 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 	h.sched = scheduler.New(h.queues, h.cache, h.client, h.recorder, opts...)
 	setAdmissionRoutineWrapper(h.sched, syncWrapper{h})
 	return h, nil
+}
+
+// separateTies: Kueue orders pending Workloads by priority, then creation time; where two are
+// created in the same second, its per-cycle order falls to Go map iteration (random). The oracle
+// must print the same bytes for the same input, so same-second Workloads are moved apart by
+// whole seconds in `evaluate`'s tie order (creationTimestamp, uid, namespace/name), keeping
+// every other order unchanged.
+func separateTies(wls []*kueue.Workload) {
+	sorted := append([]*kueue.Workload{}, wls...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		if a.UID != b.UID {
+			return a.UID < b.UID
+		}
+		return keyOf(a) < keyOf(b)
+	})
+	var last time.Time
+	for i, wl := range sorted {
+		t := wl.CreationTimestamp.Time.Truncate(time.Second)
+		if i > 0 && !t.After(last) {
+			t = last.Add(time.Second)
+		}
+		wl.CreationTimestamp = metav1.NewTime(t)
+		last = t
+	}
 }
 
 // ensureNamespaces: the API server has every namespace a LocalQueue or Workload lives in, each
@@ -270,7 +300,7 @@ func lookupClient(w *world) client.Client {
 	for _, pc := range w.podPriorities {
 		objs = append(objs, pc)
 	}
-	return utiltesting.NewClientBuilder().WithObjects(objs...).Build()
+	return utiltesting.NewClientBuilder(jobsetapi.AddToScheme).WithObjects(objs...).Build()
 }
 
 // addQueues replays what Kueue's controllers do on start-up: flavors and cohorts into the cache,
