@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	config "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
@@ -35,7 +37,7 @@ type world struct {
 	podPriorities   []*schedulingv1.PriorityClass
 	namespaces      []*corev1.Namespace
 	workloads       []*kueue.Workload
-	jobs            []*batchv1.Job
+	jobs            []client.Object // batch Jobs and JobSets (jobs.go)
 	// From a config.kueue.x-k8s.io Configuration in the input, as Kueue's manager reads its own.
 	fairSharing *config.FairSharing
 	quotaCheck  config.QuotaCheckStrategy
@@ -49,6 +51,7 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(kueue.AddToScheme(s))
 	utilruntime.Must(kueuev1beta1.AddToScheme(s))
+	utilruntime.Must(jobsetapi.AddToScheme(s))
 	return s
 }
 
@@ -117,6 +120,8 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 			w.workloads = append(w.workloads, o)
 		case *batchv1.Job:
 			w.jobs = append(w.jobs, o)
+		case *jobsetapi.JobSet:
+			w.jobs = append(w.jobs, o)
 		}
 	}
 	sort.SliceStable(w.workloads, func(i, j int) bool {
@@ -156,7 +161,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 			return nil, fmt.Errorf("%s: only kueue.x-k8s.io/v1beta1 and v1beta2 are read", apiVersion)
 		}
 	case gv.Group == "" && kind == "Namespace", gv.Group == "scheduling.k8s.io" && kind == "PriorityClass",
-		gv.Group == "batch" && kind == "Job":
+		gv.Group == "batch" && kind == "Job", gv.Group == "jobset.x-k8s.io" && kind == "JobSet":
 	default:
 		return nil, nil // not an object the admission decision reads (jobs: see README)
 	}
@@ -195,7 +200,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	if m, ok := typed.(interface {
 		GetNamespace() string
 		SetNamespace(string)
-	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || kind == "Job") {
+	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || kind == "Job" || kind == "JobSet") {
 		m.SetNamespace("default")
 	}
 	if typed.GetObjectKind().GroupVersionKind().Empty() {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
@@ -77,6 +77,8 @@ type harness struct {
 	evicted       map[string]bool   // evicted by this evaluation at least once
 	preemptedBy   map[string]string // victim -> preemptor of its last preemption
 	last          map[string]*kueue.Workload
+	touchedMu     sync.Mutex
+	touched       map[string]bool   // Workloads written by Kueue's code in the current cycle
 	evictedFrom   map[string]string // victim -> the ClusterQueue it was evicted from
 	borrowing     map[string]bool   // admitted by this evaluation while its ClusterQueue borrowed
 	invalid       map[string]string // Workloads the API server would refuse -> why
@@ -138,9 +140,11 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		recorder:      &recorder{victim: map[string]string{}},
 		initiallyHeld: map[string]bool{}, evicted: map[string]bool{}, preemptedBy: map[string]string{},
 		last: map[string]*kueue.Workload{}, evictedFrom: map[string]string{}, borrowing: map[string]bool{},
+		touched: map[string]bool{},
 		invalid: w.invalid, warn: warn,
 	}
 	workloadsForJobs(ctx, lookupClient(w), w, warn)
+	separateTies(w.workloads)
 	ensureNamespaces(w)
 	if err := resolvePriorities(ctx, w); err != nil {
 		return nil, err
@@ -173,7 +177,24 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 	h.client = utiltesting.NewClientBuilder().
 		WithObjects(objs...).
 		WithStatusSubresource(&kueue.Workload{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: utiltesting.TreatSSAAsStrategicMerge}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				h.touch(obj)
+				return utiltesting.TreatSSAAsStrategicMerge(ctx, c, sub, obj, patch, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				h.touch(obj)
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				h.touch(obj)
+				return c.Patch(ctx, obj, patch, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				h.touch(obj)
+				return c.Update(ctx, obj, opts...)
+			},
+		}).
 		Build()
 	store := preemptexpectations.New()
 	h.cache = schdcache.New(h.client, schdcache.WithFairSharing(fairSharing))
@@ -203,6 +224,34 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 	h.sched = scheduler.New(h.queues, h.cache, h.client, h.recorder, opts...)
 	setAdmissionRoutineWrapper(h.sched, syncWrapper{h})
 	return h, nil
+}
+
+// separateTies: Kueue orders pending Workloads by priority, then creation time; where two are
+// created in the same second, its per-cycle order falls to Go map iteration (random). The oracle
+// must print the same bytes for the same input, so same-second Workloads are moved apart by
+// whole seconds in `evaluate`'s tie order (creationTimestamp, uid, namespace/name), keeping
+// every other order unchanged.
+func separateTies(wls []*kueue.Workload) {
+	sorted := append([]*kueue.Workload{}, wls...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		if a.UID != b.UID {
+			return a.UID < b.UID
+		}
+		return keyOf(a) < keyOf(b)
+	})
+	var last time.Time
+	for i, wl := range sorted {
+		t := wl.CreationTimestamp.Time.Truncate(time.Second)
+		if i > 0 && !t.After(last) {
+			t = last.Add(time.Second)
+		}
+		wl.CreationTimestamp = metav1.NewTime(t)
+		last = t
+	}
 }
 
 // ensureNamespaces: the API server has every namespace a LocalQueue or Workload lives in, each
@@ -270,7 +319,7 @@ func lookupClient(w *world) client.Client {
 	for _, pc := range w.podPriorities {
 		objs = append(objs, pc)
 	}
-	return utiltesting.NewClientBuilder().WithObjects(objs...).Build()
+	return utiltesting.NewClientBuilder(jobsetapi.AddToScheme).WithObjects(objs...).Build()
 }
 
 // addQueues replays what Kueue's controllers do on start-up: flavors and cohorts into the cache,
@@ -361,44 +410,91 @@ func (h *harness) hasHeads() bool {
 	return false
 }
 
-// cycle runs one scheduling cycle and the controller reactions that follow it. It returns
-// false when there was nothing to schedule.
-func (h *harness) cycle() bool {
+// cycle runs one scheduling cycle and the controller reactions that follow it: whether there
+// was anything to schedule, and whether a Workload changed.
+func (h *harness) cycle() (ran, changed bool) {
 	if !h.hasHeads() {
-		return false
+		return false, false
 	}
 	h.cycles++
 	h.clock.Step(time.Second)
 	scheduleCycle(h.sched, h.ctx)
 	h.wg.Wait()
 	h.clock.Step(time.Second)
-	h.reactToUpdates()
-	return true
+	return true, h.reactToUpdates()
 }
 
 // reactToUpdates plays the workload and job controllers' part for every Workload the cycle
-// changed (see README "Harness choices").
-func (h *harness) reactToUpdates() {
-	for _, wl := range h.listWorkloads() {
-		key := keyOf(wl)
-		prev := h.last[key]
-		switch {
-		case workloadevict.IsEvicted(wl) && workload.HasQuotaReservation(wl):
-			h.finishEviction(wl)
+// wrote (see README "Harness choices"), in namespace/name order, and says whether any of them
+// changed in a way the output or a later cycle depends on.
+func (h *harness) reactToUpdates() bool {
+	changed := false
+	for _, key := range h.takeTouched() {
+		var wl kueue.Workload
+		ns, name, _ := strings.Cut(key, "/")
+		if err := h.client.Get(h.ctx, client.ObjectKey{Namespace: ns, Name: name}, &wl); err != nil {
 			continue
-		case workload.HasQuotaReservation(wl) && !workload.HasQuotaReservation(prev):
-			h.queues.DeleteWorkload(h.log, workload.Key(wl))
-			h.cache.AddOrUpdateWorkload(h.log, h.adjusted(wl))
-			h.borrowing[key] = h.borrowsNow(wl)
-		case !workload.HasQuotaReservation(wl) && !workload.HasQuotaReservation(prev) &&
+		}
+		prev := h.last[key]
+		if signature(&wl) != signature(prev) {
+			changed = true
+		}
+		switch {
+		case workloadevict.IsEvicted(&wl) && workload.HasQuotaReservation(&wl):
+			h.finishEviction(&wl)
+			continue
+		case workload.HasQuotaReservation(&wl) && !workload.HasQuotaReservation(prev):
+			h.queues.DeleteWorkload(h.log, workload.Key(&wl))
+			h.cache.AddOrUpdateWorkload(h.log, h.adjusted(&wl))
+			h.borrowing[key] = h.borrowsNow(&wl)
+		case !workload.HasQuotaReservation(&wl) && !workload.HasQuotaReservation(prev) &&
 			wl.ResourceVersion != prev.ResourceVersion:
-			if workload.IsAdmissible(wl) {
-				_ = h.queues.AddOrUpdateWorkload(h.log, h.adjusted(wl))
+			if workload.IsAdmissible(&wl) {
+				_ = h.queues.AddOrUpdateWorkload(h.log, h.adjusted(&wl))
 			}
 		}
 		h.last[key] = wl.DeepCopy()
 	}
 	h.requeuer.ProcessRequeues(h.ctx)
+	return changed
+}
+
+// touch records a Workload Kueue's code wrote through the API client (from the scheduler's
+// goroutines too), so that only those are looked at after the cycle.
+func (h *harness) touch(obj client.Object) {
+	if _, ok := obj.(*kueue.Workload); !ok {
+		return
+	}
+	h.touchedMu.Lock()
+	h.touched[obj.GetNamespace()+"/"+obj.GetName()] = true
+	h.touchedMu.Unlock()
+}
+
+func (h *harness) takeTouched() []string {
+	h.touchedMu.Lock()
+	defer h.touchedMu.Unlock()
+	keys := make([]string, 0, len(h.touched))
+	for key := range h.touched {
+		if _, known := h.last[key]; known {
+			keys = append(keys, key)
+		}
+	}
+	h.touched = map[string]bool{}
+	sort.Strings(keys)
+	return keys
+}
+
+// signature: what of a Workload the output or a later cycle depends on.
+func signature(wl *kueue.Workload) string {
+	var b strings.Builder
+	if wl.Status.Admission != nil {
+		adm, _ := json.Marshal(wl.Status.Admission)
+		fmt.Fprintf(&b, "adm:%s", adm)
+	}
+	for _, c := range wl.Status.Conditions {
+		fmt.Fprintf(&b, "|%s=%s:%s:%s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
 }
 
 // finishEviction: what Kueue's job reconciler does once the job of an evicted Workload has
@@ -442,36 +538,20 @@ func (h *harness) finishEviction(wl *kueue.Workload) {
 	h.last[key] = fresh.DeepCopy()
 }
 
-// fingerprint: what a cycle can change that the output or the next cycle depends on.
-func (h *harness) fingerprint() string {
-	var b strings.Builder
-	for _, wl := range h.listWorkloads() {
-		b.WriteString(keyOf(wl))
-		if wl.Status.Admission != nil {
-			adm, _ := json.Marshal(wl.Status.Admission)
-			fmt.Fprintf(&b, "|adm:%s", adm)
-		}
-		for _, c := range wl.Status.Conditions {
-			fmt.Fprintf(&b, "|%s=%s:%s:%s", c.Type, c.Status, c.Reason, c.Message)
-		}
-		b.WriteByte('\n')
-	}
-	dump := h.queues.Dump()
-	names := make([]string, 0, len(dump))
-	for cq := range dump {
-		names = append(names, string(cq))
-	}
-	sort.Strings(names)
-	for _, cq := range names {
-		members := dump[kueue.ClusterQueueReference(cq)]
+// heapSignature: which Workloads wait in which ClusterQueue's heap (not the inadmissible
+// lists): a cycle that moves one changes what the next cycle sees.
+func heapSignature(dump map[kueue.ClusterQueueReference][]workload.Reference) string {
+	lines := make([]string, 0, len(dump))
+	for cq, members := range dump {
 		ms := make([]string, len(members))
 		for i, m := range members {
 			ms[i] = string(m)
 		}
 		sort.Strings(ms)
-		fmt.Fprintf(&b, "heap %s %v\n", cq, ms)
+		lines = append(lines, string(cq)+" "+strings.Join(ms, ","))
 	}
-	return b.String()
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // run: `cycles` cycles, or until a cycle changes nothing (the Python engine's meaning), with
@@ -479,26 +559,24 @@ func (h *harness) fingerprint() string {
 func (h *harness) run(cycles int) bool {
 	if cycles > 0 {
 		for i := 0; i < cycles; i++ {
-			if !h.cycle() {
+			if ran, _ := h.cycle(); !ran {
 				h.cycles++ // a cycle with nothing to schedule still counts, as in `evaluate`
 			}
 		}
 		return true
 	}
 	limit := 8*len(h.keys) + 100
-	before := h.fingerprint()
+	heaps := heapSignature(h.queues.Dump())
 	for h.cycles < limit {
-		if !h.cycle() {
+		ran, changed := h.cycle()
+		if !ran {
 			return true
 		}
-		after := h.fingerprint()
-		if os.Getenv("ORACLE_DEBUG") != "" && after != before {
-			fmt.Fprintf(os.Stderr, "cycle %d:\n%s\n", h.cycles, after)
-		}
-		if after == before {
+		after := heapSignature(h.queues.Dump())
+		if !changed && after == heaps {
 			return true
 		}
-		before = after
+		heaps = after
 	}
 	return false
 }

@@ -19,7 +19,7 @@ SCENARIO_DIR = REPO_ROOT / "tests" / "evaluator" / "scenarios"
 FIXTURE_DIR = REPO_ROOT / "tests" / "evaluator" / "fixtures"
 # What the oracle does not model (oracle/README.md, "Not done"): jobs are not turned into
 # Workloads, DRA claims are not mapped to device-class resources.
-NOT_MODELLED = {"job-kinds": "JobSet, PyTorchJob and Pod jobs",
+NOT_MODELLED = {"job-kinds": "PyTorchJob and Pod jobs",
                 "dra-claim-templates": "DRA claims"}
 SCENARIOS = sorted(p for p in SCENARIO_DIR.glob("*.yaml") if p.stem not in NOT_MODELLED)
 COMPARED = ("status", "clusterQueue", "assignment", "count", "borrowing", "reason", "preemptedBy")
