@@ -54,13 +54,15 @@ test: setup browser oracle-if-go
 
 # N random Kueue worlds from SEED through the Python engine and Kueue's own scheduler
 # (kueue-oracle, built by `make oracle`); the last line is `differential: K/N worlds agree`.
+# JOBS=2 compares worlds in two processes; SHRINK=n shrinks at most n disagreements (0: none).
 SEED   ?= 1
 N      ?= 300
 ORACLE ?= oracle/bin/kueue-oracle
 JOBS   ?= 1
+SHRINK ?= 20
 differential: setup
 	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
-	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS)
+	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS) --max-shrink $(SHRINK)
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -714,8 +714,9 @@ class Engine:
                 # says what Kueue's reason says, as on a BestEffortFIFO queue.
                 info.status = "inadmissible"
             # Back at the front with the same state: only a changed flavor-scan position makes
-            # the next cycle differ (the engine is deterministic).
-            return entry.skipped and (info.last_tried or None) != entry.prev_tried
+            # the next cycle differ (the engine is deterministic). A StrictFIFO head whose scan
+            # alternates between flavors keeps changing, as it does in Kueue.
+            return (info.last_tried or None) != entry.prev_tried
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
         if info.last_tried and any(index != -1 for index in info.last_tried.values()):

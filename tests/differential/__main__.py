@@ -12,12 +12,10 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .engines import OracleEngine, PERTURBATIONS, perturbed_engine, python_engine
-from .harness import run_world, shrink
+from .harness import disagreeing_worlds, run_world, shrink
 from .worlds import dump, world
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,31 +54,14 @@ def _reference(args: argparse.Namespace):
     return perturbed_engine(name)
 
 
-def _compare(task: tuple[int, int, object]) -> tuple[int, list[str]]:
-    seed, index, reference = task
-    return index, run_world(dump(world(seed, index)), python_engine, reference).differences
-
-
-def _disagreeing(args: argparse.Namespace, reference) -> Iterator[tuple[int, list[str]]]:
-    """(index, differences) of every world the engines disagree on, in index order."""
-    tasks = [(args.seed, index, reference) for index in range(args.start, args.start + args.worlds)]
-    if args.jobs <= 1:
-        results = map(_compare, tasks)
-    else:
-        pool = ProcessPoolExecutor(args.jobs)
-        results = pool.map(_compare, tasks, chunksize=8)
-    for index, differences in results:
-        if differences:
-            yield index, differences
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     reference = _reference(args)
     detail = args.detail or REPO / "build" / "differential" / f"seed-{args.seed}-n-{args.worlds}.json"
     started = time.monotonic()
     disagreements = []
-    for index, differences in _disagreeing(args, reference):
+    indices = range(args.start, args.start + args.worlds)
+    for index, differences in disagreeing_worlds(args.seed, indices, reference, args.jobs):
         objects = world(args.seed, index)
         entry = {"seed": args.seed, "index": index, "differences": differences}
         if len(disagreements) < args.max_shrink:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from .engines import Engine, EngineFailure, InvalidWorld
+from .engines import Engine, EngineFailure, InvalidWorld, python_engine
 from .validity import problems
-from .worlds import dump
+from .worlds import dump, world
 
 COMPARED = ("status", "assignment", "count", "preemptedBy")
 
@@ -82,6 +83,27 @@ def run_world(text: str, left: Engine, right: Engine) -> Outcome:
         a = f"engine failure: {error}"
     b = _run(right, text)
     return Outcome(compare(a, b), a, b)
+
+
+def _compare_world(task: tuple[int, int, Engine]) -> tuple[int, list[str]]:
+    seed, index, reference = task
+    return index, run_world(dump(world(seed, index)), python_engine, reference).differences
+
+
+def disagreeing_worlds(seed: int, indices: Iterable[int], reference: Engine, jobs: int = 1
+                       ) -> Iterator[tuple[int, list[str]]]:
+    """(index, differences) of every generated world on which the Python engine and `reference`
+    disagree, in index order; `jobs` worker processes compare worlds side by side."""
+    tasks = [(seed, index, reference) for index in indices]
+    if jobs <= 1:
+        for index, differences in map(_compare_world, tasks):
+            if differences:
+                yield index, differences
+        return
+    with ProcessPoolExecutor(jobs) as pool:
+        for index, differences in pool.map(_compare_world, tasks, chunksize=4):
+            if differences:
+                yield index, differences
 
 
 # ---- shrinking -------------------------------------------------------------------------------
