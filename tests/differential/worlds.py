@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from compiler.evaluator.quantity import format_units
+from compiler.quantity import format_units
 
 from .validity import fitting_flavor, pod_requests, quota_problems
 
