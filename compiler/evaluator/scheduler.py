@@ -111,8 +111,11 @@ class _Entry:
 
 
 class Engine:
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: ClusterState, reuse: bool = True) -> None:
+        """`reuse=False` recomputes every nomination and preemption search (the reference the
+        tests compare the reusing engine with)."""
         self.state = state
+        self.reuse = reuse
         self.config = state.configuration
         self.fair_sharing = self.config.fair_sharing
         self.infos: dict[str, WorkloadInfo] = {}
@@ -137,7 +140,7 @@ class Engine:
         self.reused = 0
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
-                                   self.config.preemption_strategies)
+                                   self.config.preemption_strategies, reuse)
         self._assigners: dict[str, FlavorAssigner] = {}
         self._load_workloads()
 
@@ -380,6 +383,8 @@ class Engine:
         return info.reads[1]
 
     def _nominate_cached(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        if not self.reuse:
+            return self.get_assignment(info, cq_name)
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
         if cached is not None and cached[0] == (cq_name, scan, None):
