@@ -429,8 +429,9 @@ class Engine:
         this is a generator that is advanced between `_process` calls."""
         if self.fair_sharing:
             remaining = {e.cq: e for e in entries}
+            memo: dict = {}
             while remaining:
-                yield pop_fair(self.nodes, remaining)
+                yield pop_fair(self.nodes, remaining, memo)
             return
         yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
                                                   e.info.workload.created, e.info.uid, e.info.key))

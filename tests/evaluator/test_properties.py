@@ -163,7 +163,7 @@ def test_every_workload_gets_an_outcome_with_a_reason(docs: list[dict]) -> None:
             assert outcome.assignment and outcome.cluster_queue
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_reused_nominations_change_nothing(docs: list[dict]) -> None:
     """The engine reuses a nomination (and a preemption search) while nothing it read was
