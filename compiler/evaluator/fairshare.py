@@ -54,7 +54,19 @@ def compare(a: Share, b: Share) -> int:
 
 
 def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> Share:
-    """The node's dominant resource share, with `extra` usage on top of its own if given."""
+    """The node's dominant resource share, with `extra` usage on top of its own if given.
+    Without `extra` it is kept on the node until the node's usage changes."""
+    if not extra:
+        cached = node.share
+        if cached is not None and cached[0] == node.version:
+            return cached[1]
+        share = _share(node, None)
+        node.share = (node.version, share)
+        return share
+    return _share(node, extra)
+
+
+def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
     weight = float(node.weight)
     if node.parent is None:
         return Share(weight, 0.0)

@@ -17,7 +17,8 @@ _ZERO_QUOTA = ResourceQuota(0)
 
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
-                 "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable")
+                 "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
+                 "share")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -34,6 +35,7 @@ class QuotaNode:
         self._capacity: dict[FlavorResource, int] = {}
         self.version = 0  # bumped whenever this node's usage changes
         self.lendable: dict[str, int] | None = None  # fair sharing's per-resource total, cached
+        self.share: tuple | None = None  # fair sharing's (version, share) of this node, cached
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
