@@ -131,12 +131,9 @@ class Engine:
         # had its next cycle (in a cluster the victim's pods must terminate first).
         self._returning: list[WorkloadInfo] = []
         self.converged = True
-        # Versions of the committed quota state, bumped on every admission and eviction: per
-        # (cohort tree, flavor-resource) and per cohort tree. A nomination is a pure function of
-        # the workload, its flavor-scan position and the state of the pairs it can read, so a
-        # head whose pairs did not change since its last nomination reuses that nomination.
-        self._fr_versions: dict[tuple[int, FlavorResource], int] = {}
-        self._tree_versions: dict[int, int] = {}
+        # A nomination is a pure function of the workload, its flavor-scan position and the
+        # committed state of the pairs it can read (the preemptor's snapshot versions them), so
+        # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
@@ -356,14 +353,6 @@ class Engine:
                 return last
         return full, []
 
-    def _touch(self, cq_name: str, usage: dict[FlavorResource, int]) -> None:
-        tree = id(self.nodes[cq_name].root())
-        self._tree_versions[tree] = self._tree_versions.get(tree, 0) + 1
-        versions = self._fr_versions
-        for fr in usage:
-            key = (tree, fr)
-            versions[key] = versions.get(key, 0) + 1
-
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
         can look at: every flavor of the groups covering a requested resource."""
@@ -390,12 +379,11 @@ class Engine:
         if cached is not None and cached[0] == (cq_name, scan, None):
             self.reused += 1
             return cached[1], cached[2]
-        tree = id(self.nodes[cq_name].root())
+        snapshot = self.preemptor.snapshot
         if self.fair_sharing:  # shares read the whole cohort tree
-            state = self._tree_versions.get(tree, 0)
+            state: object = snapshot.tree_version(cq_name)
         else:
-            versions = self._fr_versions
-            state = tuple([versions.get((tree, fr), 0) for fr in self._reads(info, cq_name)])
+            state = snapshot.versions(cq_name, self._reads(info, cq_name))
         key = (cq_name, scan, state)
         if cached is not None and cached[0] == key:
             self.reused += 1
@@ -575,7 +563,6 @@ class Engine:
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
-        self._touch(cq_name, assignment.usage)
         self._reserve_seq += 1
         info.cluster_queue = cq_name
         info.usage = dict(assignment.usage)
@@ -601,7 +588,6 @@ class Engine:
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
-        self._touch(cq_name, victim.usage)
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)
         preemptor = entry.info
