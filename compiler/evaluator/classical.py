@@ -51,8 +51,7 @@ class ClassicalPreemption:
         if not self._may_fit(request, node, same + hierarchy + others):
             return []
         groups = [hierarchy, others, same]
-        present = [any(next(self._candidates(request, name), None) is not None for name, _, _ in group)
-                   for group in groups]
+        present = [any(self._offers(request, name) for name, _, _ in group) for group in groups]
         forbidden = policy.borrow_within_cohort == "Never"
         no_other = not present[0] and not present[1]
         if no_other and not present[2]:
@@ -110,6 +109,20 @@ class ClassicalPreemption:
                 found.extend(cq for cq in cohort.child_cqs if not cq.within_nominal(frs))
             self._above[key] = found
         return found
+
+    def _offers(self, request: PreemptionRequest, cq_name: str) -> bool:
+        """Whether `cq_name` has a candidate the policy allows (read off the sorted lists'
+        heads for a priority bound, without starting a merge)."""
+        spec = self.snapshot.specs[request.cq].preemption
+        policy = spec.within_cluster_queue if cq_name == request.cq else spec.reclaim_within_cohort
+        if policy in ("Any", "LowerPriority"):
+            bound = request.preemptor.workload.priority
+            for fr in request.frs:
+                ordered = self.snapshot.sorted_candidates(cq_name, fr)
+                if ordered and (policy == "Any" or ordered[0][0][0] < bound):
+                    return True
+            return False
+        return next(self._candidates(request, cq_name), None) is not None
 
     def _candidates(self, request: PreemptionRequest, cq_name: str) -> Iterator:
         """(key, info) of one queue's workloads using the contested pairs, in candidate

@@ -53,23 +53,40 @@ def compare(a: Share, b: Share) -> int:
     return (x > y) - (x < y)
 
 
-def share_of(node: QuotaNode) -> Share:
+def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> Share:
+    """The node's dominant resource share, with `extra` usage on top of its own if given.
+    Without `extra` it is kept on the node until the node's usage changes."""
+    if not extra:
+        cached = node.share
+        if cached is not None and cached[0] == node.version:
+            return cached[1]
+        share = _share(node, None)
+        node.share = (node.version, share)
+        return share
+    return _share(node, extra)
+
+
+def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
     weight = float(node.weight)
     if node.parent is None:
         return Share(weight, 0.0)
     borrowed: dict[str, int] = {}
     frs = []
+    usage = node.usage
     for fr, quota in node.subtree.items():
-        amount = node.usage.get(fr, 0) - quota
+        amount = usage.get(fr, 0) - quota
+        if extra:
+            amount += extra.get(fr, 0)
         if amount > 0:
             borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
             frs.append(fr)
     if not borrowed:
         return Share(weight, 0.0)
-    root = node.root()
-    lendable: dict[str, int] = {}
-    for fr in root.subtree:
-        lendable[fr[1]] = lendable.get(fr[1], 0) + node.parent.potential_available(fr)
+    lendable = node.lendable
+    if lendable is None:  # what the parent could lend per resource depends on quotas only
+        lendable = node.lendable = {}
+        for fr in node.root().subtree:
+            lendable[fr[1]] = lendable.get(fr[1], 0) + node.parent.max_capacity(fr)
     ratio = 0.0
     for res in sorted(borrowed):
         total = lendable.get(res, 0)
@@ -92,28 +109,28 @@ class Head(Protocol):
 H = TypeVar("H", bound=Head)
 
 
-def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H]) -> H:
+def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H], memo: dict | None = None) -> H:
     """Pick the next entry among `remaining` (CQ name -> head), as Kueue's fair sharing
-    iterator does with the usage admitted so far in this cycle."""
+    iterator does with the usage admitted so far in this cycle. `memo` (one dict per cycle)
+    keeps each head's shares while the usage on its path is unchanged, and the tree's
+    ClusterQueues and each cohort's children in name order."""
     first = min(remaining)  # Kueue picks an arbitrary CQ; we pick by name for determinism
     node = nodes[first]
     if node.parent is None:
         return remaining.pop(first)
     root = node.root()
+    memo = {} if memo is None else memo
     shares: dict[tuple[str, str], Share] = {}
     requested: dict[str, dict] = {}
-    for cq in root.subtree_cqs():
+    cqs = memo.get(("cqs", id(root)))
+    if cqs is None:
+        cqs = memo[("cqs", id(root))] = list(root.subtree_cqs())
+    for cq in cqs:
         entry = remaining.get(cq.name)
         if entry is None:
             continue
-        usage = entry.usage
-        cq.add_all(usage)
-        requested[cq.name] = usage
-        share = share_of(cq)
-        for ancestor in cq.ancestors():
-            shares[(ancestor.name, cq.name)] = share
-            share = share_of(ancestor)
-        cq.remove_all(usage)
+        requested[cq.name] = entry.usage
+        shares.update(_head_shares(cq, entry, memo))
 
     def less(a, b, parent: str) -> bool:
         sa, sb = shares[(parent, a.cq)], shares[(parent, b.cq)]
@@ -131,11 +148,15 @@ def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H]) -> H:
 
     def tournament(cohort: QuotaNode):
         candidates = []
-        for child in sorted(cohort.child_cohorts, key=lambda n: n.name):
+        children = memo.get(("children", id(cohort)))
+        if children is None:
+            children = memo[("children", id(cohort))] = (sorted(cohort.child_cohorts, key=lambda n: n.name),
+                                           sorted(cohort.child_cqs, key=lambda n: n.name))
+        for child in children[0]:
             winner = tournament(child)
             if winner is not None:
                 candidates.append(winner)
-        for child in sorted(cohort.child_cqs, key=lambda n: n.name):
+        for child in children[1]:
             if child.name in remaining:
                 candidates.append(remaining[child.name])
         if not candidates:
@@ -148,6 +169,47 @@ def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H]) -> H:
 
     winner = tournament(root)
     return remaining.pop(winner.cq)
+
+
+def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> list[tuple[tuple[str, str], Share]]:
+    """The shares of `cq` and of each cohort on its path with the head's usage added, keyed
+    (parent, cq) as the tournament reads them. The answer depends only on the usage of the
+    nodes on the path, so it is kept until one of their versions moves."""
+    ancestors = list(cq.ancestors())
+    path = [cq] + ancestors[:-1]  # the root's own share is never read
+    cached = memo.get(cq.name)
+    if cached is not None and cached[0] is entry and cached[1] == [n.version for n in path]:
+        return cached[2]
+    extras = _spill(cq, entry.usage)
+    extras += [{}] * (len(path) - len(extras))
+    found = [((parent.name, cq.name), share_of(child, extra))
+             for child, parent, extra in zip(path, ancestors, extras)]
+    memo[cq.name] = (entry, [n.version for n in path], found)
+    return found
+
+
+def _spill(cq: QuotaNode, usage: Mapping[FlavorResource, int]) -> list[dict[FlavorResource, int]]:
+    """The usage each node from `cq` up would gain if `usage` were added at `cq` (what
+    QuotaNode.add_usage would do, without touching the tree)."""
+    gains = []
+    node: QuotaNode | None = cq
+    current = {fr: value for fr, value in usage.items() if value > 0}
+    while node is not None:
+        gains.append(current)
+        if node.parent is None or not current:
+            break
+        following = {}
+        for fr, value in current.items():
+            if node.local:
+                local_available = node.local.get(fr, 0) - node.usage.get(fr, 0)
+                if local_available > 0:
+                    if value <= local_available:
+                        continue
+                    value -= local_available
+            following[fr] = value
+        node = node.parent
+        current = following
+    return gains
 
 
 # -- preemption ---------------------------------------------------------------------------------

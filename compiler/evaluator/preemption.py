@@ -23,9 +23,10 @@ __all__ = ["HUMAN_REASONS", "PreemptionRequest", "Preemptor", "Target"]
 class Preemptor:
     def __init__(self, nodes: dict[str, QuotaNode], specs: dict[str, ClusterQueue],
                  admitted: dict[str, dict[str, WorkloadInfo]], fair_sharing: bool,
-                 strategies: list[str]) -> None:
+                 strategies: list[str], reuse: bool = True) -> None:
         self.snapshot = Snapshot(nodes, specs, admitted)
         self.fair_sharing = fair_sharing
+        self.reuse = reuse
         self._reuse = False
         self._answers: dict[tuple, tuple[object, tuple[Target, ...]]] = {}
         self.strategy: Strategy = (FairSharingPreemption(self.snapshot, strategies) if fair_sharing
@@ -38,7 +39,7 @@ class Preemptor:
         the request and of what it read, and is reused until a commit (an admission or an
         eviction) changes that."""
         self.snapshot.epoch += 1
-        self._reuse = True
+        self._reuse = self.reuse
         try:
             yield
         finally:

@@ -154,8 +154,11 @@ class _Entry:
 
 
 class Engine:
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: ClusterState, reuse: bool = True) -> None:
+        """`reuse=False` recomputes every nomination and preemption search (the reference the
+        tests compare the reusing engine with)."""
         self.state = state
+        self.reuse = reuse
         self.config = state.configuration
         self.fair_sharing = self.config.fair_sharing
         self.infos: dict[str, WorkloadInfo] = {}
@@ -175,16 +178,13 @@ class Engine:
         self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
         # Seconds since the epoch of "now" when a caller (simulate) runs the engine in time.
         self.clock: float | None = None
-        # Versions of the committed quota state, bumped on every admission and eviction: per
-        # (cohort tree, flavor-resource) and per cohort tree. A nomination is a pure function of
-        # the workload, its flavor-scan position and the state of the pairs it can read, so a
-        # head whose pairs did not change since its last nomination reuses that nomination.
-        self._fr_versions: dict[tuple[int, FlavorResource], int] = {}
-        self._tree_versions: dict[int, int] = {}
+        # A nomination is a pure function of the workload, its flavor-scan position and the
+        # committed state of the pairs it can read (the preemptor's snapshot versions them), so
+        # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
-                                   self.config.preemption_strategies)
+                                   self.config.preemption_strategies, reuse)
         self._assigners: dict[str, FlavorAssigner] = {}
         self._load_workloads()
 
@@ -404,14 +404,6 @@ class Engine:
                 return last
         return full, []
 
-    def _touch(self, cq_name: str, usage: dict[FlavorResource, int]) -> None:
-        tree = id(self.nodes[cq_name].root())
-        self._tree_versions[tree] = self._tree_versions.get(tree, 0) + 1
-        versions = self._fr_versions
-        for fr in usage:
-            key = (tree, fr)
-            versions[key] = versions.get(key, 0) + 1
-
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
         can look at: every flavor of the groups covering a requested resource."""
@@ -431,17 +423,18 @@ class Engine:
         return info.reads[1]
 
     def _nominate_cached(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        if not self.reuse:
+            return self.get_assignment(info, cq_name)
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
         if cached is not None and cached[0] == (cq_name, scan, None):
             self.reused += 1
             return cached[1], cached[2]
-        tree = id(self.nodes[cq_name].root())
+        snapshot = self.preemptor.snapshot
         if self.fair_sharing:  # shares read the whole cohort tree
-            state = self._tree_versions.get(tree, 0)
+            state: object = snapshot.tree_version(cq_name)
         else:
-            versions = self._fr_versions
-            state = tuple([versions.get((tree, fr), 0) for fr in self._reads(info, cq_name)])
+            state = snapshot.versions(cq_name, self._reads(info, cq_name))
         key = (cq_name, scan, state)
         if cached is not None and cached[0] == key:
             self.reused += 1
@@ -475,8 +468,9 @@ class Engine:
         this is a generator that is advanced between `_process` calls."""
         if self.fair_sharing:
             remaining = {e.cq: e for e in entries}
+            memo: dict = {}
             while remaining:
-                yield pop_fair(self.nodes, remaining)
+                yield pop_fair(self.nodes, remaining, memo)
             return
         yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
                                                   e.info.workload.created, e.info.uid, e.info.key))
@@ -623,7 +617,6 @@ class Engine:
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
-        self._touch(cq_name, assignment.usage)
         self._reserve_seq += 1
         info.cluster_queue = cq_name
         info.usage = dict(assignment.usage)
@@ -653,7 +646,6 @@ class Engine:
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
-        self._touch(cq_name, victim.usage)
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)
         preemptor = entry.info
@@ -759,7 +751,6 @@ class Engine:
             return
         node = self.nodes[info.cluster_queue]
         node.remove_all(info.usage)
-        self._touch(info.cluster_queue, info.usage)
         self.admitted[info.cluster_queue].pop(key, None)
         self.preemptor.untrack(info)
         info.holds_quota = False

@@ -17,7 +17,8 @@ _ZERO_QUOTA = ResourceQuota(0)
 
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
-                 "child_cqs", "child_cohorts", "weight", "_height", "_capacity")
+                 "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
+                 "share")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -32,6 +33,9 @@ class QuotaNode:
         self.weight = weight
         self._height: int | None = None
         self._capacity: dict[FlavorResource, int] = {}
+        self.version = 0  # bumped whenever this node's usage changes
+        self.lendable: dict[str, int] | None = None  # fair sharing's per-resource total, cached
+        self.share: tuple | None = None  # fair sharing's (version, share) of this node, cached
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
@@ -144,6 +148,7 @@ class QuotaNode:
             usage = node.usage
             used = usage.get(fr, 0)
             usage[fr] = used + value
+            node.version += 1
             if node.parent is None:
                 return
             if node.local:
@@ -161,6 +166,7 @@ class QuotaNode:
             used = usage.get(fr, 0)
             stored_in_parent = used - node.local.get(fr, 0) if node.local else used
             usage[fr] = used - value
+            node.version += 1
             if stored_in_parent <= 0 or node.parent is None:
                 return
             if value > stored_in_parent:
