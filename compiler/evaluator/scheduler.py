@@ -125,9 +125,10 @@ class _Queue:
 
 
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
-    """A workload set aside with its equivalence class reports the answer its class got."""
+    """A workload set aside with its equivalence class was not evaluated itself: it stays
+    pending (as Kueue reports it), with the answer its class got as the reason."""
     if info.preempted_by is None:
-        info.status = failed.status
+        info.status = "pending"
         info.reason_code, info.reason = failed.reason_code, failed.reason
 
 
