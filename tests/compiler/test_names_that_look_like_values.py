@@ -105,6 +105,8 @@ def _objects(out: Path) -> dict[tuple[str, str, str], dict]:
         strict_1_1 = list(pyyaml.safe_load_all(text))
         assert strict_1_1 == yamlio.load_all(text), f"{path}: YAML 1.1 and 1.2 readers disagree"
         for obj in strict_1_1:
+            if "kind" not in obj:  # Helm values files: read the same by both readers (above)
+                continue
             meta = obj.get("metadata", {})
             found[(obj["kind"], meta.get("namespace", ""), meta.get("name", ""))] = obj
             for key, value in (obj.get("data") or {}).items():  # YAML files inside ConfigMaps too
