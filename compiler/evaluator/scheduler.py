@@ -183,6 +183,8 @@ class Engine:
         # committed state of the pairs it can read (the preemptor's snapshot versions them), so
         # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
+        self._active_order: list[tuple[str, _Queue]] | None = None
+        self._selected: dict[tuple[str, str], bool] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, reuse)
@@ -451,8 +453,12 @@ class Engine:
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
         cq = self.state.cluster_queues[cq_name]
-        labels = self.state.namespace_labels(info.workload.namespace)
-        if not _selector_matches(cq.namespace_selector, labels):
+        selected = (cq_name, info.workload.namespace)
+        matches = self._selected.get(selected)
+        if matches is None:  # namespaces and selectors do not change during a run
+            labels = self.state.namespace_labels(info.workload.namespace)
+            matches = self._selected[selected] = _selector_matches(cq.namespace_selector, labels)
+        if not matches:
             entry.inadmissible_only = True
             entry.namespace_mismatch = True
             entry.message = "workload namespace doesn't match ClusterQueue selector"
@@ -480,10 +486,14 @@ class Engine:
         """One scheduling cycle. Returns True if anything changed."""
         self.cycle += 1
         heads: list[tuple[WorkloadInfo, str]] = []
-        for name in sorted(self.queues):
-            if name in self.inactive:
+        if self._active_order is None:  # queues and their activity are fixed once built
+            self._active_order = [(name, self.queues[name]) for name in sorted(self.queues)
+                                  if name not in self.inactive]
+        for name, queue in self._active_order:
+            if not queue.heap:  # what pop() does on an empty heap, without the call
+                queue.sticky = None
                 continue
-            info = self.queues[name].pop()
+            info = queue.pop()
             if info is not None:
                 heads.append((info, name))
         returning, self._returning = self._returning, []
@@ -765,7 +775,8 @@ class Engine:
         """Every pending workload gets a fresh look, as when Kueue starts on an export of this
         moment: the inadmissible ones are requeued and forget their flavor-scan position."""
         for queue in self.queues.values():
-            queue.requeue_inadmissible()
+            if queue.inadmissible or queue.bulk_moved:
+                queue.requeue_inadmissible()
             queue.sticky = None
         for info in self.infos.values():
             if not info.holds_quota:
