@@ -154,9 +154,23 @@ def test_a_missing_base_is_named_at_the_policy_line(tmp_path):
     assert "policies/kueue/nope.yaml" in result.stderr
 
 
+FAIR_SHARING_CLUSTER = CLUSTER + "  fairSharing: {enabled: true}\n"
+
+
+@pytest.mark.parametrize("version", ["0.14", "0.15", "0.16", "0.17", "0.18"])
+def test_without_a_base_each_version_starts_from_its_own_kueue_default(tmp_path, version):
+    result = compile_with(tmp_path, FAIR_SHARING_CLUSTER.replace('kueueVersion: "0.19"', f'kueueVersion: "{version}"'))
+    assert result.returncode == 0, result.stderr
+    config, _ = emitted(tmp_path)
+    shipped = Path(__file__).resolve().parents[2] / "compiler" / "kueue_defaults" / f"{version}.yaml"
+    default = yaml.safe_load(shipped.read_text())
+    assert config["integrations"] == default["integrations"] and config["apiVersion"] == default["apiVersion"]
+    assert "fairSharing" in config
+
+
 def test_a_version_without_a_shipped_default_asks_for_a_base(tmp_path):
-    result = compile_with(tmp_path, DRA_CLUSTER.replace('kueueVersion: "0.19"', 'kueueVersion: "0.18"'))
-    assert result.returncode == 1 and "error[KP522]" in result.stderr and "0.18" in result.stderr
+    result = compile_with(tmp_path, FAIR_SHARING_CLUSTER.replace('kueueVersion: "0.19"', 'kueueVersion: "0.13"'))
+    assert result.returncode == 1 and "error[KP522]" in result.stderr and "0.13" in result.stderr
 
 
 def test_the_component_applies_to_a_kueue_install_with_kubectl_kustomize(tmp_path):
