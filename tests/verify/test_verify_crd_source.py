@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from kueue_module import ORACLE_GO_MOD, kueue_module_version
+from kp_testing.kueue_module import ORACLE_GO_MOD, kueue_module_version
 
 
 def test_the_crds_are_the_oracle_modules(kueue_crd_dir: Path) -> None:
