@@ -15,7 +15,7 @@ from compiler.clikit import (console, diagnostics_json, emit_json, format_option
                              jobs_option, progress, quiet_option, verdict_text)
 from compiler.emit import write_tree
 from compiler.errors import Diagnostic, PolicyError, Severity, SourcePosition
-from compiler.humanize import headline, humanize_reason, plain_reason, teams_by_name
+from compiler.humanize import never_in_plain_words, plain_reason, teams_by_name
 from compiler.outcheck import differences
 from compiler.pipeline import CompileResult, PolicySource, compile_policy
 
@@ -96,20 +96,6 @@ def _teams_of(result: CompileResult) -> dict[str, dict]:
     return {name: team for report in result.reports.values() for name, team in teams_by_name(report).items()}
 
 
-def _never(result: CompileResult) -> list[Diagnostic]:
-    """KP601 for every `never`, led by the plain sentence with Kueue's message (in people's units) after it."""
-    # never_diagnostics() follows the clusters' verdict order: the same walk pairs each with its verdict.
-    judged = [(v.to_dict(), teams_by_name(artifacts.report)) for artifacts in result.clusters.values()
-              for v in artifacts.verdicts if v.verdict == "never"]
-    found = []
-    for diagnostic, (workload, teams) in zip(result.never_diagnostics(), judged):
-        lead = headline(workload, teams)
-        message = (f"workload '{workload['name']}' of team '{workload['team']}' would never be admitted: "
-                   + (f"{lead}. Kueue: " if lead else "") + humanize_reason(workload["reason"]))
-        found.append(Diagnostic(diagnostic.code, message, diagnostic.position, diagnostic.severity, diagnostic.related))
-    return found
-
-
 @click.command()
 @policy_dir_argument
 @format_option(*DIAGNOSTIC_FORMATS)
@@ -146,7 +132,7 @@ def compile_command(policy_dir: Path, out_dir: Path, cluster: str | None, allow_
     """Compile a policy into Kueue and DRA manifests under OUT/<cluster>/."""
     with progress(f"compiling {policy_dir}", quiet=quiet):
         result = compile_policy(PolicySource.from_directory(policy_dir), cluster=cluster, jobs=jobs)
-    never = _never(result)
+    never = never_in_plain_words(result)
     if never and not allow_inadmissible:
         raise PolicyError(never + [_hint()])
     notes = result.warnings + never
@@ -197,7 +183,7 @@ def check(policy_dir: Path, cluster: str | None, allow_inadmissible: bool, outpu
     with progress(f"checking {policy_dir}", quiet=quiet):
         result = compile_policy(PolicySource.from_directory(policy_dir), cluster=cluster, jobs=jobs)
     verdicts = [v.to_dict() for v in result.verdicts]
-    never = _never(result)
+    never = never_in_plain_words(result)
     failed = bool(never) and not allow_inadmissible
     if output_format == "json":
         emit_json({"ok": not failed, "workloads": verdicts,

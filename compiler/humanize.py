@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from compiler.errors import Diagnostic
 from compiler.quantity import QuantityError, parse_quantity
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -156,3 +157,17 @@ def short_warning(text: str, teams: dict[str, dict]) -> str:
         if lead is not None:
             return f"Workload {match['team']}/{match['name']} gets worse: {match['before']} -> {match['after']}: {lead}"
     return humanize_reason(text)
+
+
+def never_in_plain_words(result) -> list[Diagnostic]:
+    """KP601 for every `never` of a CompileResult, led by the plain sentence with Kueue's message (in people's units) after it."""
+    # never_diagnostics() follows the clusters' verdict order: the same walk pairs each with its verdict.
+    judged = [(v.to_dict(), teams_by_name(artifacts.report)) for artifacts in result.clusters.values()
+              for v in artifacts.verdicts if v.verdict == "never"]
+    found = []
+    for diagnostic, (workload, teams) in zip(result.never_diagnostics(), judged):
+        lead = headline(workload, teams)
+        message = (f"workload '{workload['name']}' of team '{workload['team']}' would never be admitted: "
+                   + (f"{lead}. Kueue: " if lead else "") + humanize_reason(workload["reason"]))
+        found.append(Diagnostic(diagnostic.code, message, diagnostic.position, diagnostic.severity, diagnostic.related))
+    return found

@@ -31,6 +31,7 @@ from compiler.deliver import git_ops, render
 from compiler.deliver.forge import ForgeClient, forge_from_environment
 from compiler.deliver.semantic_diff import CompiledSide, PolicyDiff, diff_sides
 from compiler.deliver.sides import POLICY_SUFFIXES, read_tree, side_from_out_files, source_at_revision
+from compiler.humanize import never_in_plain_words
 from compiler.errors import EnvironmentFailure, KueuePolicyError, PolicyError
 
 BRANCH_PREFIX = "kueue-policy/"
@@ -191,7 +192,7 @@ def _compile_at_head(repo: git.Repo, target: _Target, options: PrOptions):
         source = source_at_revision(policy_files, target.policy_folder)
     result = compile_policy(source, jobs=options.jobs)
     print_diagnostics(result.warnings)
-    never = result.never_diagnostics()
+    never = never_in_plain_words(result)
     if never and not options.allow_inadmissible:
         raise PolicyError(never)
     if options.cluster is not None and options.cluster not in result.reports:

@@ -66,3 +66,15 @@ def test_the_pull_request_body_carries_the_what_if(policy_repo: PolicyRepo) -> N
     assert code == 0, err
     assert "## What-if: the same jobs through the old and the new policy" in out
     assert "| alpha | p95 wait |" in out
+
+
+def test_pr_refuses_a_never_in_plain_words(policy_repo: PolicyRepo) -> None:
+    repo = policy_repo
+    repo.edit_team("alpha", "guaranteed: 32", "guaranteed: 16")
+    repo.commit_all("policy: alpha gives up GPUs")
+    with StandInForge.github("ghs_x", repo.remote) as server:
+        env = {"GITHUB_TOKEN": "ghs_x", "GITHUB_REPOSITORY": "acme/gpu-policy", "GITHUB_API_URL": server.url}
+        code, out, err = invoke(repo.work, "pr", "--dry-run", env=env)
+    assert code == 1 and "error[KP601]" in err and "long-context-run" in err
+    # People's units, not Kueue's raw quantities (246888m cpu, 2022284Mi memory).
+    assert "246888m" not in err and "2022284Mi" not in err and "GPUs" in err
