@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from compiler import codes
-from compiler.clikit import console as terminal_console, emit_json, format_option, handles_errors
+from compiler.clikit import console as terminal_console, emit_json, format_option, handles_errors, progress
 from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
 from compiler.pipeline import PolicySource
 from compiler.simulate import synth
@@ -18,38 +17,10 @@ from compiler.simulate.compare import compare, human_duration
 from compiler.simulate.runner import SimulationReport, compiled_cluster, simulate_policy
 
 
-class _Progress:
-    """A progress bar on stderr, shown only on a terminal and only once a run passes a second."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.started = time.monotonic()
-        self.bar = None
-        self.task = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if not sys.stderr.isatty() or time.monotonic() - self.started < 1.0:
-                return
-            from rich.progress import Progress
-
-            self.bar = Progress(console=terminal_console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
 def _run(policy_dir: Path, trace_path: Path, cluster: str | None, label: str,
          source: PolicySource | None = None) -> SimulationReport:
-    progress = _Progress(label)
-    try:
-        return simulate_policy(source or PolicySource.from_directory(policy_dir), trace_path, cluster, progress)
-    finally:
-        progress.close()
+    with progress(label):
+        return simulate_policy(source or PolicySource.from_directory(policy_dir), trace_path, cluster)
 
 
 def _policy_at(policy_dir: Path, revision: str) -> PolicySource:

@@ -167,12 +167,11 @@ class Simulation:
         return Engine(state)
 
     # -- the run -----------------------------------------------------------------------------
-    def run(self, progress: Callable[[int, int], None] | None = None,
-            observer: Callable[[str, int, "_EventLoop"], None] | None = None) -> SimulationRun:
+    def run(self, observer: Callable[[str, int, "_EventLoop"], None] | None = None) -> SimulationRun:
         """Run the trace. `observer(phase, now, loop)` is called at every moment with phase
         "before" (arrivals and completions applied, not yet scheduled) and "after"."""
         loop = _EventLoop(self, self.engine(), observer)
-        return loop.run(progress)
+        return loop.run()
 
 
 class _EventLoop:
@@ -191,7 +190,7 @@ class _EventLoop:
         self.warnings: list[Diagnostic] = []
         self.running = 0
 
-    def run(self, progress: Callable[[int, int], None] | None) -> SimulationRun:
+    def run(self) -> SimulationRun:
         next_arrival, now, total = 0, 0, len(self.arrivals)
         while next_arrival < total or self.completions:
             upcoming = [self.completions[0][0]] if self.completions else []
@@ -208,8 +207,6 @@ class _EventLoop:
             self._schedule(now)
             if self.observer is not None:
                 self.observer("after", now, self)
-            if progress is not None:
-                progress(next_arrival, total)
         for run in self.simulation.runs:
             if run.started is None:
                 info = self.engine.infos.get(run.key)

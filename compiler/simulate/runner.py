@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from compiler import codes
 from compiler.errors import Diagnostic, PolicyError, SourcePosition
@@ -47,13 +46,12 @@ def load_trace(path: Path, artifacts: ClusterArtifacts) -> tuple[Trace, TraceNot
     return read_trace(path), TraceNotes()
 
 
-def simulate_policy(source: PolicySource, trace_path: Path, cluster: str | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> SimulationReport:
+def simulate_policy(source: PolicySource, trace_path: Path, cluster: str | None = None) -> SimulationReport:
     artifacts = compiled_cluster(source, cluster)
     trace, notes = load_trace(trace_path, artifacts)
     objects = [o.obj for o in artifacts.objects]
     simulation = Simulation(artifacts.cluster, objects, trace, str(trace_path))
-    run = simulation.run(progress)
+    run = simulation.run()
     weights = {team.name: float(team.weight) for team in artifacts.cluster.teams}
     summary = metrics.summarize(run, load_manifests(simulation.base), weights)
     summary["cluster"] = artifacts.name

@@ -32,7 +32,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from compiler import codes
-from compiler.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
+from compiler.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
 from compiler.load import PolicySourceFile, load_file
 from compiler.policy import DeclaredWorkload, DnsLabel
 from compiler.validate import report_model_errors
@@ -253,8 +253,6 @@ def _shape(workload, doc: dict) -> dict:
         shape["cpu"] = f"{main.per_pod['cpu']}m"
     if main.per_pod.get("memory"):
         shape["memory"] = str(main.per_pod["memory"])
-    if "gpus" not in shape and "mig" not in shape and "cpu" not in shape and "memory" not in shape:
-        shape["cpu"] = "1m"
     spec = doc.get("spec") or {}
     priority = (spec.get("priorityClassRef") or {}).get("name") or spec.get("priorityClassName")
     if isinstance(priority, str):
@@ -274,9 +272,15 @@ def from_export(jobs: list[ExportedJob], team_of_namespace: dict[str, str], prio
         if team is None:
             notes.unknown_teams[job.namespace] = notes.unknown_teams.get(job.namespace, 0) + 1
             continue
+        if not any(key in job.shape for key in ("gpus", "mig", "cpu", "memory")):
+            notes.skipped.append(Diagnostic(codes.TRACE_BAD, f"{job.namespace}/{job.name} requests no GPU, MIG "
+                                            "instance, cpu or memory: nothing a quota counts", job.where,
+                                            Severity.WARNING))
+            continue
         if job.started is None:
             notes.skipped.append(Diagnostic(codes.TRACE_NO_RUN_TIME, f"{job.namespace}/{job.name} was never "
-                                            "admitted in the export: its run time is unknown", job.where))
+                                            "admitted in the export: its run time is unknown", job.where,
+                                            Severity.WARNING))
             continue
         usable.append((job, team))
     if not usable:

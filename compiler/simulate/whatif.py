@@ -14,7 +14,7 @@ from pathlib import Path
 from compiler import codes
 from compiler.errors import Diagnostic, InputError, SourcePosition
 from compiler.pipeline import PolicySource
-from compiler.simulate.compare import compare, human_duration
+from compiler.simulate.compare import compare, human_duration, show
 from compiler.simulate.runner import simulate_policy
 
 MAX_CHART_TEAMS = 20
@@ -129,10 +129,9 @@ def render_markdown(results: list[WhatIfResult]) -> str:
         else:
             lines += ["| team | metric | before | after | |", "|---|---|---|---|---|"]
             for change in result.changes:
-                before, after = change["text"].rsplit(" -> ", 1)
-                before = before[len(change["team"]) + len(change["metric"]) + 2:]
                 mark = {True: "worse", False: "better"}.get(change["worse"], "")
-                lines.append(f"| {change['team']} | {change['metric']} | {before} | {after} | {mark} |")
+                lines.append(f"| {change['team']} | {change['metric']} | {show(change['before'], change['unit'])} | "
+                             f"{show(change['after'], change['unit'])} | {mark} |")
             lines += ["", p95_chart(result)]
         sections.append("\n".join(lines))
     return "\n\n".join(sections) + ("\n" if sections else "")

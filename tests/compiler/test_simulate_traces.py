@@ -96,7 +96,10 @@ def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies,
                       gpus=1, count=1),
              exported("job-3", "b", "2026-11-30T08:20:00Z", "2026-11-30T08:20:00Z", None, gpus=8, count=1),
              exported("stray", "team-x", "2026-11-30T08:00:00Z", "2026-11-30T08:00:00Z", "2026-11-30T09:00:00Z"),
-             exported("waiting", "b", "2026-11-30T08:30:00Z")]
+             exported("waiting", "b", "2026-11-30T08:30:00Z"),
+             {**exported("empty", "a", "2026-11-30T08:00:00Z", "2026-11-30T08:00:00Z", "2026-11-30T08:10:00Z"),
+              "spec": {"queueName": "default", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                  "containers": [{"name": "c"}]}}}]}}]
     trace = tmp_path / "export.yaml"
     trace.write_text(EXPORT.format(items="\n".join("  - " + json.dumps(i) for i in items)))
     summary = simulate_json(policies, trace)
@@ -108,10 +111,11 @@ def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies,
     assert jobs["job-1"]["finished"] - jobs["job-1"]["started"] == 3600
     assert jobs["job-3"]["finished"] - jobs["job-3"]["started"] == 3900 - 1200
     assert summary["notes"]["unknownTeams"] == {"team-x": 1}
-    assert [s["code"] for s in summary["notes"]["skipped"]] == ["KP912"]
+    assert sorted(s["code"] for s in summary["notes"]["skipped"]) == ["KP910", "KP912"]
     text = run_cli("simulate", str(policies), "--trace", str(trace))
     assert text.returncode == 0
     assert "namespace 'team-x' belong to no team" in text.stderr and "b/waiting was never admitted" in text.stderr
+    assert "a/empty requests no GPU, MIG instance, cpu or memory" in text.stderr
 
 
 def test_trace_synth_is_seeded_and_drawn_from_declared_workloads(policies, tmp_path):
