@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser differential oracle oracle-if-go
+.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,19 @@ browser:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "make: chromium not installed; the browser test will be skipped"; }
 
+# mermaid-cli renders the Mermaid charts of REPORT.md and the pull request body (quota tree,
+# what-if) in the tests, as GitHub and GitLab would. It runs in the system's Chromium, so the
+# Chromium puppeteer would download is skipped; it lives in the user's cache (500 MB), shared by
+# every clone of this project. Without npm that test says mermaid-cli is missing.
+MERMAID_CLI_VERSION := 11.17.0
+MERMAID_CLI_DIR     := $(HOME)/.cache/kueue-policy/mermaid-cli-$(MERMAID_CLI_VERSION)
+mermaid:
+	@test -x "$(MERMAID_CLI_DIR)/node_modules/.bin/mmdc" || \
+	  { command -v npm >/dev/null 2>&1 && mkdir -p "$(MERMAID_CLI_DIR)" && \
+	    PUPPETEER_SKIP_DOWNLOAD=1 npm install --silent --no-audit --no-fund --prefix "$(MERMAID_CLI_DIR)" \
+	      @mermaid-js/mermaid-cli@$(MERMAID_CLI_VERSION) >/dev/null; } || \
+	  echo "make: npm not found or failed; the mermaid-cli rendering test will be skipped"
+
 # kueue-oracle: Kueue's own scheduler run offline (oracle/README.md). `go mod download` also
 # puts the Kueue module, whose CRDs the verify tests read, in the module cache.
 ORACLE_BIN := oracle/bin/kueue-oracle
@@ -49,8 +62,8 @@ oracle-if-go:
 	else echo "go not on PATH: kueue-oracle not built, its tests will skip"; fi
 
 # The whole suite (2 workers: this project's machines have 2 cores).
-test: setup browser oracle-if-go
-	$(BIN)/python -m pytest -n 2 -q
+test: setup browser mermaid oracle-if-go
+	MERMAID_CLI_DIR="$(MERMAID_CLI_DIR)" $(BIN)/python -m pytest -n 2 -q
 
 # N random Kueue worlds from SEED through the Python engine and Kueue's own scheduler
 # (kueue-oracle, built by `make oracle`); the last line is `differential: K/N worlds agree`.

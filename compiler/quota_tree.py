@@ -1,7 +1,8 @@
 """The quota tree of a cluster as a Mermaid `flowchart TD`: cohorts, teams, and the GPUs each holds
 (guaranteed and burst per flavor for teams, the shared quota for the root cohort).
 
-Built from report.json data, so REPORT.md and the pull request draw the same picture. Node ids
+Built from report.json data, so REPORT.md, the pull request and the `simulate --html` page (which
+draws `outline`, the same nodes and lines as an indented list) show the same picture. Node ids
 never contain the user's text as such: `c_`/`t_`/`k_` plus the name with every character outside
 [A-Za-z0-9] written as `_xx` (its hex code), so any valid name (and names such as `end`, Mermaid's
 keyword) makes a valid, unique id. Labels are quoted and escaped with Mermaid's entity codes.
@@ -97,3 +98,43 @@ def mermaid(report: dict, only_teams: Iterable[str] | None = None) -> str:
         elif not root:
             lines.append(f"  {node_id('k', cluster)} -.-> {node_id('t', team['name'])}")
     return "\n".join(lines) + "\n"
+
+
+def outline(report: dict) -> list[dict]:
+    """The same tree as `mermaid`, depth first, for pages that draw it themselves: each node is
+    {"kind": "cluster" | "cohort" | "team", "name", "depth", "lines"}, `lines` being the text under
+    the node's title in the Mermaid label (guaranteed and burst per flavor, or the shared quota)."""
+    root = report.get("rootCohort")
+    cohorts = {c["name"]: c for c in report.get("cohorts", [])}
+    if root:
+        cohorts.setdefault(root, {"name": root, "parent": None})
+    children: dict[str | None, list[tuple[str, str]]] = {}
+    for name in sorted(cohorts):
+        parent = cohorts[name].get("parent")
+        children.setdefault(parent if parent in cohorts else None, []).append(("cohort", name))
+    teams = {t["name"]: t for t in report.get("teams", [])}
+    for name in sorted(teams):
+        cohort = teams[name].get("cohort")
+        children.setdefault(cohort if cohort in cohorts else None, []).append(("team", name))
+    nodes: list[dict] = []
+
+    def visit(kind: str, name: str, depth: int) -> None:
+        if kind == "team":
+            lines = _team_lines(teams[name])[1:]
+        else:
+            lines = _shared_lines(report) if name == root else []
+        nodes.append({"kind": kind, "name": name, "depth": depth, "lines": lines})
+        for child_kind, child in children.get(name, []) if kind == "cohort" else []:
+            visit(child_kind, child, depth + 1)
+
+    top = children.get(None, [])
+    if not root:   # as in the Mermaid chart: the cluster holds the teams outside every cohort
+        nodes.append({"kind": "cluster", "name": report.get("cluster", "cluster"), "depth": 0,
+                      "lines": _shared_lines(report)})
+        for kind, name in top:
+            if kind == "team":
+                visit(kind, name, 1)
+    for kind, name in top:
+        if root or kind == "cohort":
+            visit(kind, name, 0)
+    return nodes

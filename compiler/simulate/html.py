@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from compiler.errors import EnvironmentFailure
-from compiler.evaluator import load_manifests
 from compiler.simulate.driver import SimulationRun
-from compiler.simulate.metrics import GPU, percentile, quotas
+from compiler.quota_tree import outline
+from compiler.simulate.metrics import GPU, percentile
 from compiler.templating import render_text
 
 MAX_SERIES = 12        # busiest teams drawn on their own; the rest are summed as "others"
@@ -65,51 +65,12 @@ def wait_boxes(summary: dict) -> list[dict]:
     return boxes
 
 
-def quota_tree(documents: list[dict]) -> list[dict]:
-    """Cohorts and teams, depth first, each with its GPUs per flavor (shared or guaranteed)."""
-    state = load_manifests(documents)
-    per_queue, _ = quotas(state)
-    shared: dict[str, list[dict]] = {}
-    for name, cohort in state.cohorts.items():
-        for group in cohort.resource_groups:
-            for (flavor, resource), quota in sorted(group.quotas.items()):
-                if resource == GPU and quota.nominal:
-                    shared.setdefault(name, []).append({"flavor": flavor, "gpus": quota.nominal})
-    children: dict[str | None, list[tuple[str, str]]] = {}
-    for name, cohort in sorted(state.cohorts.items()):
-        children.setdefault(cohort.parent, []).append(("cohort", name))
-    for name, queue in sorted(state.cluster_queues.items()):
-        children.setdefault(queue.cohort, []).append(("team", name))
-    nodes: list[dict] = []
-
-    def visit(kind: str, name: str, depth: int) -> None:
-        if kind == "cohort":
-            quota = shared.get(name, [])
-        else:
-            quota = [{"flavor": f, "gpus": per_queue[(f, r)][name]} for (f, r) in sorted(per_queue)
-                     if r == GPU and name in per_queue[(f, r)]]
-        nodes.append({"kind": kind, "name": name, "depth": depth, "quota": quota})
-        if kind == "cohort":
-            for child_kind, child in children.get(name, []):
-                visit(child_kind, child, depth + 1)
-
-    roots = [(k, n) for k, n in children.get(None, [])]
-    for name in sorted(state.cohorts):   # a parent outside the input counts as a root
-        parent = state.cohorts[name].parent
-        if parent is not None and parent not in state.cohorts:
-            roots.append(("cohort", name))
-    for kind, name in roots:
-        visit(kind, name, 0)
-    return nodes
-
-
 def page(report) -> str:
     summary = report.summary
     data = {"summary": {k: summary[k] for k in ("cluster", "run", "teams", "pools")},
             "usage": {"end": summary["run"]["end"], **usage_series(report.run)},
             "waits": wait_boxes(summary), "pools": summary["pools"],
-            "tree": quota_tree([o.obj for o in report.artifacts.objects
-                                if o.kind in ("ResourceFlavor", "Cohort", "ClusterQueue")])}
+            "tree": outline(report.artifacts.report)}
     # `</` cannot end the JSON island early: a name is never HTML.
     island = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return render_text("simulate/report.html.j2", title=f"kueue-policy simulation: {report.cluster}",

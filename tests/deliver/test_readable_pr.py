@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from compiler.deliver.render import render_pull_request
 from compiler.deliver.semantic_diff import CompiledSide, diff_sides
 from compiler.pipeline import PolicySource, compile_policy
-from compiler.quota_tree import label_text, mermaid, node_id
+from compiler.quota_tree import label_text, mermaid, node_id, outline
+from kp_testing import mermaid as mermaid_cli
 from kp_testing.git_repos import PolicyRepo, invoke
 
 NODE = re.compile(r'^  ([A-Za-z0-9_]+)\["((?:[^"\[\]<>]|<br/>)*)"\]$')
@@ -61,6 +64,43 @@ def test_report_md_draws_the_quota_tree(policy_repo: PolicyRepo) -> None:
     assert (node_id("c", "research"), node_id("c", "nlp")) in edges
     assert "shared on h100-ondemand: 24 GPUs" in nodes[node_id("c", "gpu-east")]
     assert mermaid(result.reports["gpu-east"]) == block   # deterministic
+
+
+def test_the_simulate_page_outline_is_the_mermaid_tree(policy_repo: PolicyRepo) -> None:
+    """`simulate --html` draws `outline`; every node and line of it is a node and label of the
+    Mermaid tree, and its depths follow the Mermaid edges, so the two pictures cannot drift."""
+    result = compile_policy(PolicySource.from_directory(policy_repo.work / "policies"))
+    flat = {"cluster": "lab", "cohorts": [{"name": "ml", "parent": None}, {"name": "cv", "parent": "ml"}],
+            "teams": [{"name": "solo", "flavors": []},
+                      {"name": "eye", "cohort": "cv", "flavors": [
+                          {"flavor": "a100", "resource": "nvidia.com/gpu", "guaranteed": 2, "burst": None}]}],
+            "pools": [{"name": "a100", "shared": 4}]}
+    for report in (result.reports["gpu-east"], flat):
+        _assert_outline_matches(report)
+    alpha = next(n for n in outline(result.reports["gpu-east"]) if n["name"] == "alpha")
+    assert "h100-ondemand: 32 GPUs guaranteed, burst 16" in alpha["lines"]
+    assert [(n["kind"], n["name"], n["depth"]) for n in outline(flat)] == [
+        ("cluster", "lab", 0), ("team", "solo", 1), ("cohort", "ml", 0), ("cohort", "cv", 1), ("team", "eye", 2)]
+
+
+def _assert_outline_matches(report: dict) -> None:
+    nodes, edges = parse_flowchart(mermaid(report))
+    tree = outline(report)
+    prefix = {"cohort": "c", "team": "t", "cluster": "k"}
+    assert len(tree) == len(nodes)
+    parents = {child: parent for parent, child in edges}
+    stack: list[str] = []
+    for node in tree:
+        ident = node_id(prefix[node["kind"]], node["name"])
+        label = nodes[ident].split("<br/>")
+        assert label[0].startswith(f"{node['kind']} {node['name']}")
+        assert label[1:] == [label_text(line) for line in node["lines"]]
+        del stack[node["depth"]:]
+        if stack:
+            assert parents[ident] == stack[-1]
+        else:
+            assert ident not in parents
+        stack.append(ident)
 
 
 def test_ids_and_labels_are_safe_for_any_name() -> None:
@@ -127,18 +167,13 @@ def test_diff_exit_code_on_a_verdict_that_gets_worse(policy_repo: PolicyRepo) ->
     assert re.search(r"gpu-east/beta/wide: guaranteed -> (borrowing|never)", err), err
 
 
-def test_mermaid_cli_renders_the_tree_when_it_is_installed(policy_repo: PolicyRepo, tmp_path) -> None:
-    import shutil
-    import subprocess
-
-    import pytest
-
-    mmdc = shutil.which("mmdc")
-    if mmdc is None:
-        pytest.skip("@mermaid-js/mermaid-cli (mmdc) is not installed; the structural parse above still runs")
+@pytest.mark.skipif(mermaid_cli.missing() is not None, reason=str(mermaid_cli.missing()))
+def test_mermaid_cli_renders_the_tree(policy_repo: PolicyRepo, tmp_path) -> None:
     result = compile_policy(PolicySource.from_directory(policy_repo.work / "policies"))
-    source = tmp_path / "tree.mmd"
-    source.write_text(mermaid(result.reports["gpu-east"]))
-    done = subprocess.run([mmdc, "-i", str(source), "-o", str(tmp_path / "tree.svg")], capture_output=True,
-                          text=True, timeout=300)
+    done = mermaid_cli.render(mermaid(result.reports["gpu-east"]), tmp_path, "tree")
     assert done.returncode == 0, done.stderr
+    svg = (tmp_path / "tree.svg").read_text()
+    # The drawing holds every team and cohort as text, not an error diagram.
+    assert "Syntax error" not in svg
+    for name in ("alpha", "beta", "nlp", "research", "gpu-east"):
+        assert name in svg

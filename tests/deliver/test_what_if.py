@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
+
+from kp_testing import mermaid as mermaid_cli
 from kp_testing.forge_server import StandInForge
 from kp_testing.git_repos import PolicyRepo, invoke
 
@@ -52,7 +56,7 @@ def test_a_missing_trace_is_named(policy_repo: PolicyRepo) -> None:
     assert code == 1 and "KP910" in err and "demand/last-week.yaml is not a file" in err
 
 
-def test_the_pull_request_body_carries_the_what_if(policy_repo: PolicyRepo) -> None:
+def _dry_run_pr_body(policy_repo: PolicyRepo) -> str:
     repo = policy_repo
     code, _, err = invoke(repo.work, "compile", "policies", "--out", "out")
     assert code == 0, err
@@ -64,8 +68,27 @@ def test_the_pull_request_body_carries_the_what_if(policy_repo: PolicyRepo) -> N
         env = {"GITHUB_TOKEN": "ghs_x", "GITHUB_REPOSITORY": "acme/gpu-policy", "GITHUB_API_URL": server.url}
         code, out, err = invoke(repo.work, "pr", "--dry-run", "--allow-inadmissible", env=env)
     assert code == 0, err
+    return out
+
+
+def test_the_pull_request_body_carries_the_what_if(policy_repo: PolicyRepo) -> None:
+    out = _dry_run_pr_body(policy_repo)
     assert "## What-if: the same jobs through the old and the new policy" in out
     assert "| alpha | p95 wait |" in out
+
+
+@pytest.mark.skipif(mermaid_cli.missing() is not None, reason=str(mermaid_cli.missing()))
+def test_every_chart_of_the_pull_request_body_renders(policy_repo: PolicyRepo, tmp_path) -> None:
+    """The quota tree and the what-if chart, rendered by mermaid-cli as GitHub renders them."""
+    body = _dry_run_pr_body(policy_repo)
+    blocks = re.findall(r"```mermaid\n(.*?)```", body, flags=re.S)
+    kinds = sorted(block.split("\n", 1)[0] for block in blocks)
+    assert kinds[0] == "flowchart TD" and kinds[-1] == "xychart-beta"
+    for index, block in enumerate(blocks):
+        done = mermaid_cli.render(block, tmp_path, f"chart-{index}")
+        assert done.returncode == 0, done.stderr
+        svg = (tmp_path / f"chart-{index}.svg").read_text()
+        assert "<svg" in svg and "Syntax error" not in svg and "alpha" in svg
 
 
 def test_pr_refuses_a_never_in_plain_words(policy_repo: PolicyRepo) -> None:
