@@ -9,6 +9,7 @@ import subprocess
 import pytest
 from kp_testing.policies import CLUSTER, team, write_policy
 from kp_testing import run_cli
+from kp_testing.exports import export_text, exported
 
 TEAMS = {"a": "namespaces: [a, a-eval]\ngpus: {guaranteed: 8}\ncapacity: on-demand-only\n"
               "workloads:\n  - {name: train, replicas: 2, gpus: 4}\n  - {name: eval, replicas: 1, gpus: 1}",
@@ -67,29 +68,6 @@ def test_bad_csv_rows_name_file_and_line(policies, tmp_path, body, line, words):
     assert "Traceback" not in result.stderr
 
 
-EXPORT = """\
-apiVersion: v1
-kind: List
-items:
-{items}
-"""
-
-
-def exported(name, namespace, created, reserved=None, finished=None, gpus=4, count=2):
-    conditions = []
-    if reserved:
-        conditions.append({"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-                           "lastTransitionTime": reserved})
-    if finished:
-        conditions.append({"type": "Finished", "status": "True", "reason": "Succeeded",
-                           "lastTransitionTime": finished})
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created},
-            "spec": {"queueName": "default", "podSets": [{"name": "main", "count": count, "template": {"spec": {
-                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}]}}}]},
-            "status": {"conditions": conditions}}
-
-
 def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies, tmp_path):
     items = [exported("job-1", "a", "2026-11-30T08:00:00Z", "2026-11-30T08:05:00Z", "2026-11-30T09:05:00Z"),
              exported("job-2", "a-eval", "2026-11-30T08:10:00Z", "2026-11-30T08:10:00Z", "2026-11-30T08:40:00Z",
@@ -101,7 +79,7 @@ def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies,
               "spec": {"queueName": "default", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
                   "containers": [{"name": "c"}]}}}]}}]
     trace = tmp_path / "export.yaml"
-    trace.write_text(EXPORT.format(items="\n".join("  - " + json.dumps(i) for i in items)))
+    trace.write_text(export_text(items))
     summary = simulate_json(policies, trace)
     jobs = {j["name"]: j for j in summary["jobs"]}
     assert set(jobs) == {"job-1", "job-2", "job-3"}

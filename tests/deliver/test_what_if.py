@@ -8,6 +8,7 @@ import re
 import pytest
 
 from kp_testing import mermaid as mermaid_cli
+from kp_testing.exports import export_text, exported
 from kp_testing.forge_server import StandInForge
 from kp_testing.git_repos import PolicyRepo, invoke
 
@@ -101,3 +102,29 @@ def test_pr_refuses_a_never_in_plain_words(policy_repo: PolicyRepo) -> None:
     assert code == 1 and "error[KP601]" in err and "long-context-run" in err
     # People's units, not Kueue's raw quantities (246888m cpu, 2022284Mi memory).
     assert "246888m" not in err and "2022284Mi" not in err and "GPUs" in err
+
+
+def test_last_week_s_kueue_export_reaches_the_pull_request(policy_repo: PolicyRepo) -> None:
+    """From `kubectl get workloads -A -o yaml` of the cluster to the PR comment: the export is the
+    what-if trace, its jobs are grouped by the team owning each namespace."""
+    repo = policy_repo
+    (repo.work / "demand").mkdir()
+    hour = lambda h, m=0: f"2026-11-23T{h:02d}:{m:02d}:00Z"  # noqa: E731
+    items = [exported("ft-1", "alpha-train", hour(8), hour(8), hour(12), gpus=8, count=3),
+             exported("ft-2", "alpha-train", hour(8, 1), hour(8, 1), hour(12, 1), gpus=8, count=3),
+             exported("ev-1", "alpha-eval", hour(9), hour(9), hour(9, 30), gpus=8, count=1),
+             exported("bench", "beta", hour(8, 2), hour(8, 2), hour(9), gpus=8, count=2)]
+    (repo.work / "demand" / "export.yaml").write_text(export_text(items))
+    cluster = repo.work / "policies" / "cluster.yaml"
+    cluster.write_text(cluster.read_text().rstrip("\n") + "\n  whatIf: {trace: demand/export.yaml}\n")
+    repo.commit_all("policy: replay last week's export on every change")
+    repo.edit_team("alpha", "guaranteed: 32", "guaranteed: 16")
+    code, out, err = invoke(repo.work, "diff", "--format", "json", subprocess_run=True)
+    assert code == 0, err
+    (what_if,) = json.loads(out)["whatIf"]
+    assert what_if["trace"] == "demand/export.yaml" and what_if["after"]["run"]["jobs"] == 4
+    alpha = {c["metric"]: c for c in what_if["changes"] if c["team"] == "alpha"}
+    assert alpha["p95 wait"]["worse"] is True
+    code, out, err = invoke(repo.work, "diff", subprocess_run=True)
+    assert code == 0, err
+    assert "### What-if: `demand/export.yaml` through `gpu-east`" in out and "| alpha | p95 wait |" in out
