@@ -62,7 +62,10 @@ oracle-if-go:
 	else echo "go not on PATH: kueue-oracle not built, its tests will skip"; fi
 
 # The whole suite (2 workers: this project's machines have 2 cores).
-test: setup browser mermaid oracle-if-go
+# Chromium (apt), mermaid-cli (npm) and the oracle (Go) are installed side by side: two wait on
+# the network while the third builds.
+test: setup
+	@$(MAKE) --no-print-directory -j 3 browser mermaid oracle-if-go
 	MERMAID_CLI_DIR="$(MERMAID_CLI_DIR)" $(BIN)/python -m pytest -n 2 -q
 
 # N random Kueue worlds from SEED through the Python engine and Kueue's own scheduler
