@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate_policy import generate  # noqa: E402
+from generate_policy import WORKLOADS, generate  # noqa: E402
 
 EXE = str(Path(sys.executable).parent / "kueue-policy")
 
@@ -98,21 +98,24 @@ def main() -> None:
     parser.add_argument("--pools", type=int, default=40)
     parser.add_argument("--cohorts", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=None, help="passed to compile --jobs")
+    parser.add_argument("--workloads", type=int, default=len(WORKLOADS), choices=range(len(WORKLOADS) + 1),
+                        help="declared workloads per team")
     parser.add_argument("--stages", type=int, metavar="TEAMS", help="stage-by-stage breakdown of one compile")
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.stages:
-            stages(generate(Path(tmp) / "policy", args.stages, args.pools, args.cohorts), Path(tmp) / "out")
+            stages(generate(Path(tmp) / "policy", args.stages, args.pools, args.cohorts, workloads=args.workloads),
+                   Path(tmp) / "out")
             return
         for size in args.sizes:
-            policy = generate(Path(tmp) / f"policy-{size}", size, args.pools, args.cohorts)
+            policy = generate(Path(tmp) / f"policy-{size}", size, args.pools, args.cohorts, workloads=args.workloads)
             runs = [run_once(policy, Path(tmp) / f"out-{size}", args.jobs) for _ in range(args.repeat)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
             peak = max(r[2] for r in runs)
             results[size] = (wall, peak)
-            print(f"{size:>5} teams, {args.pools} pools, {args.cohorts} cohorts: "
+            print(f"{size:>5} teams, {args.pools} pools, {args.cohorts} cohorts, {args.workloads} workloads/team: "
                   f"median {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {peak:.0f} MiB ({args.repeat} runs; "
                   f"walls {', '.join(f'{r[0]:.2f}' for r in runs)})")
     if len(results) >= 2:

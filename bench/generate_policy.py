@@ -8,7 +8,13 @@ from pathlib import Path
 MODELS = ["H100-80GB", "A100-80GB", "L40S", "H200-141GB"]
 
 
-def generate(root: Path, teams: int, pools: int, cohorts: int, *, gpus_per_team: int = 8) -> Path:
+# The declared workloads of every team, in order; `workloads=N` keeps the first N.
+WORKLOADS = ["{name: train, replicas: 1, gpus: 8}", "{name: sweep, replicas: 4, gpus: 1}",
+             "{name: big, replicas: 2, gpus: 8}"]
+
+
+def generate(root: Path, teams: int, pools: int, cohorts: int, *, gpus_per_team: int = 8,
+             workloads: int = len(WORKLOADS)) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     # Size pools so that every guarantee fits with room to spare (x1.5).
     needed = teams * gpus_per_team * 3 // 2
@@ -36,6 +42,7 @@ def generate(root: Path, teams: int, pools: int, cohorts: int, *, gpus_per_team:
     for t in range(teams):
         model = MODELS[t % len(MODELS)]
         capacity = ["on-demand-first", "spot-first", "on-demand-only"][t % 3]
+        declared = "".join(f"\n    - {w}" for w in WORKLOADS[:workloads])
         text = f"""apiVersion: kueue-policy/v1alpha1
 kind: Team
 metadata:
@@ -47,10 +54,7 @@ spec:
   gpus: {{guaranteed: {gpus_per_team}, burst: {gpus_per_team}, lend: {gpus_per_team // 2}}}
   capacity: {capacity}
   models: [{model}]
-  workloads:
-    - {{name: train, replicas: 1, gpus: 8}}
-    - {{name: sweep, replicas: 4, gpus: 1}}
-    - {{name: big, replicas: 2, gpus: 8}}
+  workloads:{declared or " []"}
 """
         (teams_dir / f"team-{t:04d}.yaml").write_text(text)
     return root
@@ -62,5 +66,6 @@ if __name__ == "__main__":
     parser.add_argument("--teams", type=int, default=1000)
     parser.add_argument("--pools", type=int, default=40)
     parser.add_argument("--cohorts", type=int, default=200)
+    parser.add_argument("--workloads", type=int, default=len(WORKLOADS), help="declared workloads per team")
     args = parser.parse_args()
-    generate(args.out, args.teams, args.pools, args.cohorts)
+    generate(args.out, args.teams, args.pools, args.cohorts, workloads=args.workloads)
