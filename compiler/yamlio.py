@@ -21,6 +21,7 @@ same strings.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -315,8 +316,140 @@ def _represent_str(dumper: pyyaml.SafeDumper, value: str):
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump(data: Any) -> str:
-    """Block-style YAML, keys in the order given, byte-stable. Long strings are never folded
-    (CEL expressions, descriptions), so a diff stays one line."""
+def _library_dump(data: Any) -> str:
     return pyyaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                        allow_unicode=True, width=1_000_000, indent=2)
+
+
+def dump(data: Any) -> str:
+    """Block-style YAML, keys in the order given, byte-stable. Long strings are never folded
+    (CEL expressions, descriptions), so a diff stays one line.
+
+    The bytes are the library's (libyaml through `_Dumper`); the shapes every manifest has are
+    written by `_BlockWriter` instead, which produces those same bytes (a property test compares
+    both) several times faster, and hands anything else back to the library."""
+    if type(data) in (dict, list) and data:
+        try:
+            return _BlockWriter().document(data)
+        except (_Unsupported, RecursionError):
+            pass
+    return _library_dump(data)
+
+
+class _Unsupported(Exception):
+    """A value the block writer leaves to the library."""
+
+
+# A string the library certainly writes as itself (plain) when its resolvers say it is a string:
+# no indicator first, no `: ` or ` #`, no leading or trailing blank, printable ASCII only.
+_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./=+\- ]*")
+_SIMPLE_KEY_MAX = 100  # libyaml writes a key over 128 characters as `? key`; stay well below
+_LINE_BREAKS = "\n\r\x85\u2028\u2029"  # a string holding one is written over several lines
+
+
+def _resolves_to_str(text: str) -> bool:
+    """The dumper's own implicit resolvers (as PyYAML's BaseResolver.resolve applies them)."""
+    resolvers = _Dumper.yaml_implicit_resolvers
+    for _, pattern in resolvers.get(text[0] if text else "", []) + resolvers.get(None, []):
+        if pattern.match(text):
+            return False
+    return True
+
+
+def _plain(text: str, limit: int) -> bool:
+    return len(text) <= limit and bool(_PLAIN.fullmatch(text)) and text[-1] != " " and _resolves_to_str(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _value_text(text: str) -> str:
+    """A string as a block mapping value or sequence item (the same context to the emitter)."""
+    if _plain(text, len(text)):
+        return text
+    if any(c in text for c in _LINE_BREAKS):
+        raise _Unsupported  # written at the indentation of its place
+    written = _library_dump([text])  # quoted, or plain with characters the pattern leaves out
+    if not written.startswith("- ") or written.count("\n") != 1:
+        raise _Unsupported
+    return written[2:-1]
+
+
+@functools.lru_cache(maxsize=65536)
+def _key_text(text: str) -> str:
+    """A string as a block mapping key (a simple key: one line, at most 128 characters)."""
+    if _plain(text, _SIMPLE_KEY_MAX):
+        return text
+    if any(c in text for c in _LINE_BREAKS):
+        raise _Unsupported
+    written = _library_dump({text: None})
+    if written.startswith("?") or not written.endswith(": null\n") or written.count("\n") != 1:
+        raise _Unsupported
+    return written[:-len(": null\n")]
+
+
+class _BlockWriter:
+    """libyaml's block style for dicts, lists, strings, ints, booleans and None: a mapping's
+    values indented by two, a list inside a mapping not indented (`kubectl get -o yaml`), the
+    first entry of a list item on the dash's line, empty containers as `{}` and `[]`. Raises
+    _Unsupported for anything else (floats, other types, multi-line strings, a container that
+    appears twice, which the library writes as an anchor and alias)."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.seen: set[int] = set()
+
+    def document(self, data: dict | list) -> str:
+        if type(data) is dict:
+            self.mapping(data, 0, "")
+        else:
+            self.sequence(data, 0, "")
+        return "".join(self.out)
+
+    def _enter(self, container: dict | list) -> None:
+        if id(container) in self.seen:
+            raise _Unsupported
+        self.seen.add(id(container))
+
+    def mapping(self, mapping: dict, indent: int, lead: str) -> None:
+        self._enter(mapping)
+        pad = " " * indent
+        for key, value in mapping.items():
+            if type(key) is not str:
+                raise _Unsupported
+            kind = type(value)
+            if kind is dict and value:
+                self.out.append(f"{lead}{_key_text(key)}:\n")
+                self.mapping(value, indent + 2, pad + "  ")
+            elif kind is list and value:
+                self.out.append(f"{lead}{_key_text(key)}:\n")
+                self.sequence(value, indent, pad)
+            else:
+                self.out.append(f"{lead}{_key_text(key)}: {self.scalar(value)}\n")
+            lead = pad
+
+    def sequence(self, sequence: list, indent: int, lead: str) -> None:
+        self._enter(sequence)
+        pad = " " * indent
+        for item in sequence:
+            kind = type(item)
+            if kind is dict and item:
+                self.mapping(item, indent + 2, lead + "- ")
+            elif kind is list and item:
+                self.sequence(item, indent + 2, lead + "- ")
+            else:
+                self.out.append(f"{lead}- {self.scalar(item)}\n")
+            lead = pad
+
+    def scalar(self, value: Any) -> str:
+        kind = type(value)
+        if kind is str:
+            return _value_text(value)
+        if kind is int:
+            return str(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if value is None:
+            return "null"
+        if kind is dict or kind is list:  # empty (non-empty ones are blocks)
+            self._enter(value)
+            return "{}" if kind is dict else "[]"
+        raise _Unsupported
