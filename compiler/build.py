@@ -10,6 +10,7 @@ to report an API-server refusal at the user's line, emit writes it into the file
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
@@ -85,9 +86,27 @@ class FlavorQuota:
 
     def as_emitted(self, resource: str) -> "FlavorQuota":
         """The same quota rounded as the emitted object states it (see `emitted_amount`)."""
-        return FlavorQuota(emitted_amount(resource, self.nominal),
-                           None if self.borrowing_limit is None else emitted_amount(resource, self.borrowing_limit),
-                           None if self.lending_limit is None else emitted_amount(resource, self.lending_limit))
+        return _emitted_quota(resource, self)
+
+    def entry(self, resource: str) -> dict[str, str | None]:
+        """The template's view of this (emitted) quota: the only place amounts become text."""
+        return dict(_quota_entry(resource, self))
+
+
+# Thousands of queues state the same few quotas: each distinct one is rounded and formatted once
+# (exact arithmetic on fractions is most of the cost of building a ClusterQueue otherwise).
+@functools.lru_cache(maxsize=65536)
+def _emitted_quota(resource: str, quota: FlavorQuota) -> FlavorQuota:
+    return FlavorQuota(emitted_amount(resource, quota.nominal),
+                       None if quota.borrowing_limit is None else emitted_amount(resource, quota.borrowing_limit),
+                       None if quota.lending_limit is None else emitted_amount(resource, quota.lending_limit))
+
+
+@functools.lru_cache(maxsize=65536)
+def _quota_entry(resource: str, quota: FlavorQuota) -> dict[str, str | None]:
+    return {"name": resource, "nominal": format_amount(resource, quota.nominal),
+            "borrowing_limit": format_amount(resource, quota.borrowing_limit),
+            "lending_limit": format_amount(resource, quota.lending_limit)}
 
 
 # flavor -> resource -> quota: a ClusterQueue's (or the root cohort's) resource groups, typed.
@@ -197,9 +216,7 @@ class ClusterBuilder:
             if quota is None:
                 resources.append({"name": resource, "nominal": "0", "borrowing_limit": None, "lending_limit": None})
                 continue
-            resources.append({"name": resource, "nominal": format_amount(resource, quota.nominal),
-                              "borrowing_limit": format_amount(resource, quota.borrowing_limit),
-                              "lending_limit": format_amount(resource, quota.lending_limit)})
+            resources.append(quota.entry(resource))
         return resources
 
     def _render_with_quota(self, template: str, resource_groups: list[dict[str, Any]], **context: Any) -> dict[str, Any]:

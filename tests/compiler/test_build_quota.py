@@ -97,3 +97,20 @@ def test_jobs_option_gives_the_same_files_in_one_process(tmp_path):
     refused = runner.invoke(main, ["check", str(folder), "--jobs", "0"])
     assert refused.exit_code == 2 and "--jobs" in refused.output
     assert not (tmp_path / "out0").exists()
+
+
+def test_each_distinct_quota_is_rounded_and_formatted_once(tmp_path):
+    from compiler import build as build_module
+    artifacts = _compiled(_policy(tmp_path))
+    build_module._emitted_quota.cache_clear()
+    build_module._quota_entry.cache_clear()
+    built = ClusterBuilder(artifacts.cluster, artifacts.placement).build()
+    stated = {(r["name"], r["nominalQuota"], r.get("borrowingLimit"), r.get("lendingLimit"))
+              for o in built.objects if o.kind in ("ClusterQueue", "Cohort")
+              for g in o.obj["spec"].get("resourceGroups", []) for f in g["flavors"] for r in f["resources"]}
+    entries = build_module._quota_entry.cache_info()
+    assert entries.hits > 0 and entries.misses <= len(stated)
+    # Callers get their own copy of a shared entry.
+    quota = FlavorQuota(Fraction(3, 2))
+    quota.entry("cpu")["nominal"] = "changed"
+    assert quota.entry("cpu")["nominal"] == "1500m"
