@@ -10,6 +10,7 @@ but not evaluated. `self` is the object after the API server's defaulting
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,11 +33,37 @@ class CelRule:
     expression: str
     message: str
     program: Any = field(compare=False, repr=False, default=None)
+    # See _reads: the fields of `self` the rule observes (None: all of it).
+    reads: tuple[tuple[str, bool], ...] | None = field(compare=False, repr=False, default=None)
 
 
 def _rule(rule_id: str, kind: str, versions: tuple[str, ...], location: tuple[str, ...],
           expression: str, message: str) -> CelRule:
-    return CelRule(rule_id, kind, versions, location, expression, message, cel.compile(expression))
+    return CelRule(rule_id, kind, versions, location, expression, message, cel.compile(expression),
+                   _reads(expression))
+
+
+_SELF = re.compile(r"\bself\b")
+_SELF_FIELD = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")  # not a method: self.all(...)
+
+
+def _reads(expression: str) -> tuple[tuple[str, bool], ...] | None:
+    """What of `self` a rule can observe: (field, whether its value matters), or None when the
+    rule may observe all of it.
+
+    When every `self` in the expression is `self.<field>`, nothing but those fields can be
+    observed (no `size(self)`, `self.all(...)`, `self == ...` or `'k' in self`: they would see
+    the other keys). A field written only as `has(self.<field>)` is observed only by whether it
+    is there. A node reduced to what its rule observes evaluates exactly as the whole node does,
+    so rules are evaluated, and memoized, on that reduction: queues that differ only in names
+    share one evaluation."""
+    fields = _SELF_FIELD.findall(expression)
+    if len(fields) != len(_SELF.findall(expression)):
+        return None
+    def uses(pattern: str) -> int:
+        return len(re.findall(pattern, expression))
+    return tuple((name, uses(rf"\bself\.{name}\b") != uses(rf"\bhas\(self\.{name}\)"))
+                 for name in dict.fromkeys(fields))
 
 
 def _borrowing_limit_needs_cohort(field_name: str) -> str:
@@ -132,18 +159,33 @@ _MEMO: dict[tuple[str, str, str], str | None] = {}
 _MEMO_LIMIT = 200_000
 
 
+def _observed(rule: CelRule, node: Any) -> Any:
+    """`node` reduced to what `rule` can observe of it (see _reads)."""
+    if rule.reads is None or not isinstance(node, dict):
+        return node
+    # A field read only by has() keeps its presence; null stays null, in case a reader told a
+    # null field from a missing one.
+    return {name: node[name] if value_matters or node[name] is None else True
+            for name, value_matters in rule.reads if name in node}
+
+
+def _run(rule: CelRule, node: Any) -> str | None:
+    try:
+        result = rule.program.execute({"self": node})
+    except KeyError as exc:
+        return f"no such key: {exc.args[0]} evaluating rule: {rule.message}"
+    except (ValueError, TypeError, RuntimeError) as exc:
+        return f"{exc} evaluating rule: {rule.message}"
+    return None if result is True else rule.message
+
+
 def _evaluate(rule: CelRule, node: Any) -> str | None:
     """None if the rule holds, else the reason it does not (its message, or an evaluation error)."""
+    node = _observed(rule, node)
     key = (rule.rule_id, rule.expression, json.dumps(node, sort_keys=True, separators=(",", ":")))
     if key in _MEMO:
         return _MEMO[key]
-    try:
-        result = rule.program.execute({"self": node})
-        outcome = None if result is True else rule.message
-    except KeyError as exc:
-        outcome = f"no such key: {exc.args[0]} evaluating rule: {rule.message}"
-    except (ValueError, TypeError, RuntimeError) as exc:
-        outcome = f"{exc} evaluating rule: {rule.message}"
+    outcome = _run(rule, node)
     if len(_MEMO) < _MEMO_LIMIT:
         _MEMO[key] = outcome
     return outcome

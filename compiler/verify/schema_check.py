@@ -248,14 +248,37 @@ def compile_fast(schema: dict[str, Any]) -> Check:
         checks.append(_properties_check(schema))
     checks += _array_checks(schema)
     if len(checks) == 1:
-        return checks[0]
+        combined = checks[0]
+    else:
+        def combined(v: Any) -> bool:
+            for c in checks:
+                if not c(v):
+                    return False
+            return True
+    return _by_value(combined) if "items" in schema else combined
 
-    def check_all(v: Any) -> bool:
-        for c in checks:
-            if not c(v):
-                return False
-        return True
-    return check_all
+
+_MEMO_LIMIT = 4096  # distinct lists remembered per array schema
+
+
+def _by_value(check: Check) -> Check:
+    """`check`, answered once per distinct list. The checks are pure functions of the value, and
+    `repr` of data made of dicts, lists, strings, numbers, booleans and None is a different text
+    for different values (1, 1.0, True and '1' included): a policy's many ClusterQueues repeat the
+    same few resource groups, so most of them are a lookup."""
+    memo: dict[str, bool] = {}
+
+    def check_by_value(v: Any) -> bool:
+        if type(v) is not list or not v:
+            return check(v)
+        key = repr(v)
+        answer = memo.get(key)
+        if answer is None:
+            answer = check(v)
+            if len(memo) < _MEMO_LIMIT:
+                memo[key] = answer
+        return answer
+    return check_by_value
 
 
 def _type_check(names: tuple[str, ...]) -> Check:
