@@ -704,15 +704,11 @@ class _Loader:
 
     def pod_group(self, doc: dict, where: SourcePosition | None, dra: DraContext,
                   members: list[tuple[dict, SourcePosition | None]], group: str) -> Workload:
-        spec, problems = group_workload(group, [JobObject.of(member) for member, _ in members])
-        for problem in problems:
-            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {problem}", where)
+        spec = group_workload(group, [JobObject.of(member) for member, _ in members])
         created = min((_parse_time(m["metadata"].get("creationTimestamp")) or EPOCH) for m, _ in members)
         workload = self.job_workload(JobObject.of(doc), spec, self.queue_of(doc["metadata"]) or "", created,
                                      doc, where, dra)
         workload.job_uid = ""
-        if problems:
-            workload.invalid = ("Invalid", "; ".join(problems + ([workload.invalid[1]] if workload.invalid else [])))
         return workload
 
 
