@@ -225,8 +225,16 @@ def test_role_hash_is_kueues() -> None:
     from compiler.evaluator.jobs.pod import go_quantity, role_hash
     assert [go_quantity(q) for q in ("1", "1000m", "1.5", "2048Mi", "1000", "100M", "0.5Gi", "1e3")] == \
         ["1", "1", "1500m", "2Gi", "1k", "100M", "512Mi", "1e3"]
-    member = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod()["spec"]})
-    assert len(role_hash(member)) == 8
+    # one container requesting cpu "1": Kueue names this role dc85db45 (kueue-oracle
+    # --print-workloads on fixtures/kueue-docs/kueue-pod-group.yaml); limits count as requests
+    for spec in (pod()["spec"], {"containers": [{"name": "x", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}]}):
+        member = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+        assert role_hash(member) == "dc85db45"
+    given = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "annotations": {"kueue.x-k8s.io/role-hash": "mine"}}, "spec": pod()["spec"]})
+    assert role_hash(given) == "mine"
+    other = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod("2")["spec"]})
+    assert role_hash(other) != "dc85db45"
 
 
 def test_children_of_managed_jobs_and_default_local_queue() -> None:
