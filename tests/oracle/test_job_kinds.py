@@ -111,6 +111,129 @@ spec:
 """ for name, cpu in (("driver", "1"), ("worker-a", "500m"), ("worker-b", "500m"))),
 }
 
+# The kinds and modes the pages do not show: JAXJob, MPIJob with its own priority class, a
+# RayJob in SidecarMode with multi-host workers, a LeaderWorkerSet without a leader template, a
+# fast-admission pod group (3 of its 4 pods, requests from limits).
+EXTRA["more-kinds.yaml"] = """apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata:
+  generateName: jax-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: jax, image: jax, resources: {requests: {cpu: "1", memory: 1Gi}}}
+---
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  generateName: mpi-prio-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  slotsPerWorker: 1
+  runPolicy:
+    schedulingPolicy: {priorityClass: high}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: l, image: mpi, resources: {requests: {cpu: 100m}}}
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          containers:
+          - {name: w, image: mpi, resources: {requests: {cpu: "1"}}}
+---
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  generateName: ray-sidecar-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  submissionMode: SidecarMode
+  shutdownAfterJobFinishes: true
+  entrypoint: python -c "print(1)"
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - {name: ray-head, image: ray, resources: {requests: {cpu: "1", memory: 2Gi}}}
+    workerGroupSpecs:
+    - groupName: workers
+      replicas: 2
+      numOfHosts: 2
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - {name: ray-worker, image: ray, resources: {requests: {cpu: "1"}}}
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  generateName: lws-plain-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 3
+    workerTemplate:
+      spec:
+        containers:
+        - {name: w, image: nginx, resources: {requests: {cpu: 200m}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: fast-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/pod-group-name: fast}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "4", kueue.x-k8s.io/pod-group-fast-admission: "true"}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: fast-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/pod-group-name: fast}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "4", kueue.x-k8s.io/pod-group-fast-admission: "true"}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: fast-
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/pod-group-name: fast}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "4", kueue.x-k8s.io/pod-group-fast-admission: "true"}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
+"""
+
 # Where Kueue builds no Workload at all. An incomplete pod group (2 of the 3 pods its
 # total-count annotation announces): Kueue's pod integration waits for the whole group
 # ("group has fewer runnable pods than expected"); the Python side does the same.
