@@ -99,6 +99,11 @@ func addJobSchemes(s *runtime.Scheme) {
 
 // workloadsForJobs appends to w.workloads the Workload(s) of every queued job object.
 func workloadsForJobs(ctx context.Context, w *world, warn io.Writer) {
+	// The webhooks run before the objects are stored: default queues first.
+	namespaces := jobClientBuilder().WithObjects(jobNamespaces(w)...).Build()
+	if err := applyDefaultQueues(ctx, namespaces, w); err != nil {
+		fmt.Fprintf(warn, "kueue-oracle: warning: default LocalQueue: %v\n", err)
+	}
 	c := jobClient(ctx, w)
 	rec := &events.FakeRecorder{} // no channel: events are dropped
 	startTrainer(ctx, c, rec)
@@ -234,6 +239,7 @@ func jobClient(ctx context.Context, w *world) client.Client {
 	for _, obj := range w.jobs {
 		objs = append(objs, obj.DeepCopyObject().(client.Object))
 	}
+	objs = append(objs, jobNamespaces(w)...)
 	for _, pc := range w.priorityClasses {
 		objs = append(objs, pc)
 	}

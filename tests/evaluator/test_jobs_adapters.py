@@ -250,6 +250,12 @@ def test_children_of_managed_jobs_and_default_local_queue() -> None:
     _, by_name = load(unlabelled, lq)
     [w] = by_name.values()
     assert w.queue_name == "default"  # Kueue's webhook defaults to the namespace's `default` queue
+    # the Kubeflow training-operator jobs' and the pod webhook do not
+    pytorch = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt", "namespace": "ns"},
+               "spec": {"pytorchReplicaSpecs": {"Master": {"template": pod()}}}}
+    bare_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": pod()["spec"]}
+    _, by_name = load(pytorch, bare_pod, lq)
+    assert not by_name
 
 
 def test_adapters_are_pure_and_keyed_by_group_and_kind() -> None:

@@ -234,6 +234,66 @@ spec:
   - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
 """
 
+# No queue-name label: the webhooks of Job, JobSet, MPIJob, RayJob, RayCluster, LeaderWorkerSet
+# and TrainJob give the namespace's `default` LocalQueue (not in kube-system); the Kubeflow
+# training-operator jobs' and the pod webhook do not, so those stay unmanaged.
+EXTRA["default-local-queue.yaml"] = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: default, namespace: team}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {generateName: nolabel-, namespace: team}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {generateName: nolabel-pt-, namespace: team}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: pytorch, image: pt, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {generateName: nolabel-pod-, namespace: team}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {generateName: nolabel-lws-, namespace: team}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers: [{name: w, image: nginx, resources: {requests: {cpu: 200m}}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {generateName: sys-, namespace: kube-system}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: default, namespace: kube-system}
+spec: {clusterQueue: cluster-queue}
+"""
+
 # Where Kueue builds no Workload at all. An incomplete pod group (2 of the 3 pods its
 # total-count annotation announces): Kueue's pod integration waits for the whole group
 # ("group has fewer runnable pods than expected"); the Python side does the same.
