@@ -51,9 +51,27 @@ mermaid:
 # puts the Kueue module, whose CRDs the verify tests read, in the module cache.
 ORACLE_BIN := oracle/bin/kueue-oracle
 KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors workloadpriorityclasses workloads
+# The job kinds' CRDs (their OpenAPI defaults are what the API server applies before Kueue's
+# integrations read a job): module:path, from the modules Kueue depends on (versions in go.sum).
+JOB_CRDS := \
+  sigs.k8s.io/jobset:config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml \
+  github.com/kubeflow/training-operator:manifests/base/crds/kubeflow.org_pytorchjobs.yaml \
+  github.com/kubeflow/training-operator:manifests/base/crds/kubeflow.org_tfjobs.yaml \
+  github.com/kubeflow/training-operator:manifests/base/crds/kubeflow.org_xgboostjobs.yaml \
+  github.com/kubeflow/training-operator:manifests/base/crds/kubeflow.org_paddlejobs.yaml \
+  github.com/kubeflow/training-operator:manifests/base/crds/kubeflow.org_jaxjobs.yaml \
+  github.com/kubeflow/mpi-operator:manifests/base/kubeflow.org_mpijobs.yaml \
+  github.com/ray-project/kuberay/ray-operator:config/crd/bases/ray.io_rayjobs.yaml \
+  github.com/ray-project/kuberay/ray-operator:config/crd/bases/ray.io_rayclusters.yaml \
+  github.com/kubeflow/trainer/v2:manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml \
+  github.com/kubeflow/trainer/v2:manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml \
+  github.com/kubeflow/trainer/v2:manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml \
+  sigs.k8s.io/lws:config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml
 oracle:
 	cd oracle && go mod download && kueue_dir=$$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && mkdir -p crds && \
 	  for crd in $(KUEUE_CRDS); do install -m 0644 "$$kueue_dir/config/components/crd/bases/kueue.x-k8s.io_$$crd.yaml" crds/; done && \
+	  for crd in $(JOB_CRDS); do mod_dir=$$(go list -m -f '{{.Dir}}' "$${crd%%:*}") && \
+	    install -m 0644 "$$mod_dir/$${crd#*:}" crds/ || exit 1; done && \
 	  go build -trimpath -o bin/kueue-oracle .
 
 # `make test` builds the oracle when Go is installed; without Go its tests skip with that reason.

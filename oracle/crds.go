@@ -29,7 +29,7 @@ var crdPlural = map[string]string{
 	"LocalQueue": "localqueues", "WorkloadPriorityClass": "workloadpriorityclasses", "Workload": "workloads",
 }
 
-type schemaKey struct{ kind, version string }
+type schemaKey struct{ file, version string }
 
 var (
 	schemaMu sync.Mutex
@@ -38,7 +38,12 @@ var (
 
 // applyCRDDefaults fills in the defaults of kind/version's CRD schema, in place.
 func applyCRDDefaults(raw map[string]interface{}, kind, version string) error {
-	s, err := structuralFor(kind, version)
+	return defaultFromCRD(raw, "kueue.x-k8s.io_"+crdPlural[kind]+".yaml", kind, version)
+}
+
+// defaultFromCRD applies the defaults of the CRD in crds/<file> (version `version`) to raw.
+func defaultFromCRD(raw map[string]interface{}, file, kind, version string) error {
+	s, err := structuralFor(file, kind, version)
 	if err != nil {
 		return err
 	}
@@ -46,16 +51,16 @@ func applyCRDDefaults(raw map[string]interface{}, kind, version string) error {
 	return nil
 }
 
-func structuralFor(kind, version string) (*structuralschema.Structural, error) {
+func structuralFor(file, kind, version string) (*structuralschema.Structural, error) {
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
-	key := schemaKey{kind, version}
+	key := schemaKey{file, version}
 	if s, ok := schemas[key]; ok {
 		return s, nil
 	}
-	data, err := crdFiles.ReadFile("crds/kueue.x-k8s.io_" + crdPlural[kind] + ".yaml")
+	data, err := crdFiles.ReadFile("crds/" + file)
 	if err != nil {
-		return nil, fmt.Errorf("no CRD for %s (build with `make oracle`, which copies them from the Kueue module): %v", kind, err)
+		return nil, fmt.Errorf("no CRD for %s (build with `make oracle`, which copies the CRDs from the Go modules): %v", kind, err)
 	}
 	var crd apiextensionsv1.CustomResourceDefinition
 	if err := yaml.Unmarshal(data, &crd); err != nil {

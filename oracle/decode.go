@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,7 +36,7 @@ type world struct {
 	podPriorities   []*schedulingv1.PriorityClass
 	namespaces      []*corev1.Namespace
 	workloads       []*kueue.Workload
-	jobs            []client.Object // batch Jobs and JobSets (jobs.go)
+	jobs            []client.Object // job objects of Kueue's integrations, TrainJob runtimes (jobs.go)
 	// From a config.kueue.x-k8s.io Configuration in the input, as Kueue's manager reads its own.
 	fairSharing *config.FairSharing
 	quotaCheck  config.QuotaCheckStrategy
@@ -52,6 +51,8 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(kueue.AddToScheme(s))
 	utilruntime.Must(kueuev1beta1.AddToScheme(s))
 	utilruntime.Must(jobsetapi.AddToScheme(s))
+	addJobSchemes(s)
+	addAPIDefaults(s)
 	return s
 }
 
@@ -62,7 +63,9 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 	var objs []runtime.Object
 	var wheres []string
 	w := &world{invalid: map[string]string{}}
+	names := newNameGenerator()
 	for _, doc := range docs {
+		names.fill(doc.obj)
 		if readConfiguration(w, doc.obj) {
 			continue
 		}
@@ -118,10 +121,10 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 			w.namespaces = append(w.namespaces, o)
 		case *kueue.Workload:
 			w.workloads = append(w.workloads, o)
-		case *batchv1.Job:
-			w.jobs = append(w.jobs, o)
-		case *jobsetapi.JobSet:
-			w.jobs = append(w.jobs, o)
+		default:
+			if gvk := obj.GetObjectKind().GroupVersionKind(); isJobKind(gvk.Group, gvk.Kind) {
+				w.jobs = append(w.jobs, obj.(client.Object))
+			}
 		}
 	}
 	sort.SliceStable(w.workloads, func(i, j int) bool {
@@ -161,7 +164,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 			return nil, fmt.Errorf("%s: only kueue.x-k8s.io/v1beta1 and v1beta2 are read", apiVersion)
 		}
 	case gv.Group == "" && kind == "Namespace", gv.Group == "scheduling.k8s.io" && kind == "PriorityClass",
-		gv.Group == "batch" && kind == "Job", gv.Group == "jobset.x-k8s.io" && kind == "JobSet":
+		isJobKind(gv.Group, kind):
 	default:
 		return nil, nil // not an object the admission decision reads (jobs: see README)
 	}
@@ -173,6 +176,8 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 		if err := applyCRDDefaults(raw, kind, gv.Version); err != nil {
 			return nil, err
 		}
+	} else if err := applyJobCRDDefaults(raw, gvk); err != nil {
+		return nil, err
 	}
 	data, err := json.Marshal(raw)
 	if err != nil {
@@ -184,6 +189,9 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	}
 	if err := json.Unmarshal(data, typed); err != nil {
 		return nil, fmt.Errorf("%s: %s", kind, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if isJobKind(gv.Group, kind) {
+		s.Default(typed)
 	}
 	if gv.Version == "v1beta1" {
 		hub, err := s.New(kueue.SchemeGroupVersion.WithKind(kind))
@@ -200,7 +208,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	if m, ok := typed.(interface {
 		GetNamespace() string
 		SetNamespace(string)
-	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || kind == "Job" || kind == "JobSet") {
+	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || namespacedJobKind(gv.Group, kind)) {
 		m.SetNamespace("default")
 	}
 	if typed.GetObjectKind().GroupVersionKind().Empty() {

@@ -143,7 +143,7 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		touched: map[string]bool{},
 		invalid: w.invalid, warn: warn,
 	}
-	workloadsForJobs(ctx, lookupClient(w), w, warn)
+	workloadsForJobs(ctx, w, warn)
 	separateTies(w.workloads)
 	ensureNamespaces(w)
 	if err := resolvePriorities(ctx, w); err != nil {

@@ -27,8 +27,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("kueue-oracle", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	cycles := flags.Int("cycles", 0, "run N scheduling cycles (default: until a cycle changes nothing)")
+	printWl := flags.Bool("print-workloads", false, "print the Workloads built from the input's jobs (JSON) instead of evaluating")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kueue-oracle [--cycles N] FILE... | -")
+		fmt.Fprintln(stderr, "usage: kueue-oracle [--cycles N | --print-workloads] FILE... | -")
 		flags.PrintDefaults()
 	}
 	if err := flags.Parse(args); err != nil {
@@ -55,6 +56,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	w := decodeWorld(newScheme(), docs, stderr)
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
+	if *printWl {
+		return printWorkloads(ctx, w, stdout, stderr)
+	}
 	h, err := newHarness(ctx, w, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kueue-oracle: error: %v\n", err)

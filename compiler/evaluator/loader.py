@@ -30,6 +30,11 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 PREBUILT_WORKLOAD = "kueue.x-k8s.io/prebuilt-workload-name"  # annotation (or label) on a job
 # Kueue's default managedJobsNamespaceSelector leaves these namespaces' jobs alone.
 UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
+# The kinds whose Kueue webhook gives a job without the queue-name label the namespace's
+# `default` LocalQueue (v0.19: not the Kubeflow training-operator jobs, not Pods).
+DEFAULT_QUEUE_KINDS = frozenset({("batch", "Job"), ("jobset.x-k8s.io", "JobSet"), ("kubeflow.org", "MPIJob"),
+                                 ("ray.io", "RayJob"), ("ray.io", "RayCluster"),
+                                 ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("trainer.kubeflow.org", "TrainJob")})
 # Kinds Kueue integrates (pkg/controller/jobs) that have no adapter in compiler/evaluator/jobs.
 KUEUE_INTEGRATIONS_NOT_MODELLED = {
     ("apps", "Deployment"), ("apps", "StatefulSet"), ("ray.io", "RayService"),
@@ -467,15 +472,17 @@ class _Loader:
         self.state.warnings = self.warnings
         return self.state
 
-    def queue_of(self, meta: dict) -> str | None:
-        """The LocalQueue a job is submitted to: its queue-name label; without one, the
-        namespace's LocalQueue named `default` when there is one (Kueue's webhook sets the label
-        then), outside the namespaces Kueue's default managedJobsNamespaceSelector excludes."""
+    def queue_of(self, meta: dict, group_kind: tuple[str, str] = ("", "Pod")) -> str | None:
+        """The LocalQueue a job is submitted to: its queue-name label; without one, for the kinds
+        whose webhook does it (DEFAULT_QUEUE_KINDS), the namespace's LocalQueue named `default`
+        when there is one, outside the namespaces Kueue's default managedJobsNamespaceSelector
+        excludes."""
         queue = (meta.get("labels") or {}).get(QUEUE_LABEL)
         if queue:
             return queue
         ns = meta.get("namespace") or "default"
-        if (ns, "default") in self.state.local_queues and ns not in UNMANAGED_NAMESPACES:
+        if group_kind in DEFAULT_QUEUE_KINDS and (ns, "default") in self.state.local_queues \
+                and ns not in UNMANAGED_NAMESPACES:
             return "default"
         return None
 
@@ -596,7 +603,7 @@ class _Loader:
         kind's adapter says which Workloads and pod sets; queue, priority and pod templates are
         read here alike for every kind, as Kueue's jobframework does."""
         meta = doc["metadata"]
-        queue = self.queue_of(meta)
+        queue = self.queue_of(meta, (_group(doc["apiVersion"]), doc["kind"]))
         if not queue or self.owned_by_managed_job(meta):
             return []  # not managed by Kueue
         if not self.integration_enabled(doc, where):
@@ -704,15 +711,11 @@ class _Loader:
 
     def pod_group(self, doc: dict, where: SourcePosition | None, dra: DraContext,
                   members: list[tuple[dict, SourcePosition | None]], group: str) -> Workload:
-        spec, problems = group_workload(group, [JobObject.of(member) for member, _ in members])
-        for problem in problems:
-            self.warn(codes.EVAL_BAD_OBJECT, f"{_describe(doc)}: {problem}", where)
+        spec = group_workload(group, [JobObject.of(member) for member, _ in members])
         created = min((_parse_time(m["metadata"].get("creationTimestamp")) or EPOCH) for m, _ in members)
         workload = self.job_workload(JobObject.of(doc), spec, self.queue_of(doc["metadata"]) or "", created,
                                      doc, where, dra)
         workload.job_uid = ""
-        if problems:
-            workload.invalid = ("Invalid", "; ".join(problems + ([workload.invalid[1]] if workload.invalid else [])))
         return workload
 
 

@@ -194,13 +194,47 @@ def test_trainjob_from_its_runtime() -> None:
 def test_pods_and_groups() -> None:
     single = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "p-", "namespace": "ns", "labels": Q},
               "spec": pod()["spec"]}
-    group = [{"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"g{i}", "namespace": "ns", "labels": {**Q, "kueue.x-k8s.io/pod-group-name": "grp"},
-        "annotations": {"kueue.x-k8s.io/pod-group-total-count": "3"}}, "spec": pod()["spec"]} for i in range(2)]
-    _, by_name = load(single, *group)
-    assert shape(by_name["grp"]) == {next(iter(shape(by_name["grp"]))): 3}
+    def member(i: int, cpu: str = "1", **annotations: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": f"g{i}", "namespace": "ns", "labels": {**Q, "kueue.x-k8s.io/pod-group-name": "grp"},
+            "annotations": {"kueue.x-k8s.io/pod-group-total-count": "3", **annotations}}, "spec": pod(cpu)["spec"]}
+
+    # 2 of 3 pods: Kueue waits for the whole group and builds no Workload yet
+    state, by_name = load(single, member(0), member(1))
+    assert "grp" not in by_name and "fewer runnable pods than expected" in messages(state)
     [solo] = [w for n, w in by_name.items() if n.startswith("pod-p-")]
     assert shape(solo) == {"main": 1}
+    # complete, two roles: one pod set per role (named by Kueue's role hash), sorted by name
+    _, by_name = load(member(0), member(1), member(2, cpu="2"))
+    assert sorted(shape(by_name["grp"]).values()) == [1, 2]
+    assert list(shape(by_name["grp"])) == sorted(shape(by_name["grp"]))
+    # fast admission: the first pod's role for the whole group at once
+    fast = {"kueue.x-k8s.io/pod-group-fast-admission": "true"}
+    _, by_name = load(member(0, **fast), member(1, **fast))
+    assert list(shape(by_name["grp"]).values()) == [3]
+    # no total count: Kueue refuses to build the group's Workload
+    bare = member(0)
+    del bare["metadata"]["annotations"]
+    state, by_name = load(bare)
+    assert not by_name and "pod-group-total-count" in messages(state)
+
+
+def test_role_hash_is_kueues() -> None:
+    # Kueue's utilpod.GenerateRoleHash of these specs (computed with its Go code)
+    from compiler.evaluator.jobs.base import JobObject
+    from compiler.evaluator.jobs.pod import go_quantity, role_hash
+    assert [go_quantity(q) for q in ("1", "1000m", "1.5", "2048Mi", "1000", "100M", "0.5Gi", "1e3")] == \
+        ["1", "1", "1500m", "2Gi", "1k", "100M", "512Mi", "1e3"]
+    # one container requesting cpu "1": Kueue names this role dc85db45 (kueue-oracle
+    # --print-workloads on fixtures/kueue-docs/kueue-pod-group.yaml); limits count as requests
+    for spec in (pod()["spec"], {"containers": [{"name": "x", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}]}):
+        member = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+        assert role_hash(member) == "dc85db45"
+    given = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "annotations": {"kueue.x-k8s.io/role-hash": "mine"}}, "spec": pod()["spec"]})
+    assert role_hash(given) == "mine"
+    other = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod("2")["spec"]})
+    assert role_hash(other) != "dc85db45"
 
 
 def test_children_of_managed_jobs_and_default_local_queue() -> None:
@@ -216,6 +250,12 @@ def test_children_of_managed_jobs_and_default_local_queue() -> None:
     _, by_name = load(unlabelled, lq)
     [w] = by_name.values()
     assert w.queue_name == "default"  # Kueue's webhook defaults to the namespace's `default` queue
+    # the Kubeflow training-operator jobs' and the pod webhook do not
+    pytorch = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt", "namespace": "ns"},
+               "spec": {"pytorchReplicaSpecs": {"Master": {"template": pod()}}}}
+    bare_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": pod()["spec"]}
+    _, by_name = load(pytorch, bare_pod, lq)
+    assert not by_name
 
 
 def test_adapters_are_pure_and_keyed_by_group_and_kind() -> None:

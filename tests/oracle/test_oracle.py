@@ -17,10 +17,9 @@ from kp_testing import REPO_ROOT, run_cli
 
 SCENARIO_DIR = REPO_ROOT / "tests" / "evaluator" / "scenarios"
 FIXTURE_DIR = REPO_ROOT / "tests" / "evaluator" / "fixtures"
-# What the oracle does not model (oracle/README.md, "Not done"): jobs are not turned into
-# Workloads, DRA claims are not mapped to device-class resources.
-NOT_MODELLED = {"job-kinds": "PyTorchJob and Pod jobs",
-                "dra-claim-templates": "DRA claims"}
+# What the oracle does not model (oracle/README.md, "Not done"): DRA claims are not mapped to
+# device-class resources.
+NOT_MODELLED = {"dra-claim-templates": "DRA claims"}
 SCENARIOS = sorted(p for p in SCENARIO_DIR.glob("*.yaml") if p.stem not in NOT_MODELLED)
 COMPARED = ("status", "clusterQueue", "assignment", "count", "borrowing", "reason", "preemptedBy")
 # Where Kueue's words differ from the scenario's (the Python engine's): Kueue's value, and why.

@@ -10,7 +10,6 @@ resolves priority the same way for every kind, as Kueue's jobframework does afte
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -67,6 +66,7 @@ class JobObject:
     annotations: dict[str, str]
     spec: dict
     generation: int = 1
+    phase: str = ""  # status.phase (a Pod's, in an export)
 
     @classmethod
     def of(cls, doc: dict) -> "JobObject":
@@ -78,12 +78,14 @@ class JobObject:
         if not isinstance(spec, dict):
             raise Unusable("spec is not a mapping")
         generation = meta.get("generation")
+        status = doc.get("status")
+        phase = status.get("phase") if isinstance(status, dict) else None
         return cls(group=api_version.split("/", 1)[0] if "/" in api_version else "", kind=doc["kind"],
                    namespace=meta.get("namespace") or "default", name=meta["name"],
                    uid=str(meta.get("uid") or ""), labels=dict(meta.get("labels") or {}),
                    annotations=dict(meta.get("annotations") or {}), spec=spec,
                    generation=generation if isinstance(generation, int) and not isinstance(generation, bool)
-                   else 1)
+                   else 1, phase=phase if isinstance(phase, str) else "")
 
     @property
     def elastic(self) -> bool:
@@ -198,11 +200,13 @@ _MAX_GENERATED_BASE = 63 - 5
 class GeneratedNames:
     """Names for objects that have `metadata.generateName` and no `metadata.name`.
 
-    Rule: generateName (cut to 58 characters, as the API server does) + 5 characters of the
-    server's alphabet taken from sha256 of the object's content (canonical JSON) and of how many
-    identical objects came before it in the input. The same input always gives the same names,
-    a name does not depend on file names, line numbers or unrelated objects, and applying one
-    manifest twice gives two jobs, as `kubectl create` twice does.
+    Rule (kueue-oracle derives the same names, oracle/generatename.go): generateName (cut to 58
+    characters, as the API server does) + 5 characters of the server's alphabet, byte i of
+    sha256("<group>\\n<kind>\\n<namespace>\\n<generateName>\\n<n>") modulo its length, where n counts
+    the objects of the same group, kind, namespace and generateName before this one in the
+    input. The same input always gives the same names, a name does not depend on file names,
+    line numbers or unrelated objects, and applying one manifest twice gives two jobs, as
+    `kubectl create` twice does.
     """
 
     def __init__(self) -> None:
@@ -217,10 +221,12 @@ class GeneratedNames:
         base = meta.get("generateName")
         if not isinstance(base, str) or not base:
             return doc
-        content = json.dumps(doc, sort_keys=True, default=str, separators=(",", ":"))
-        occurrence = self._seen.get(content, 0)
-        self._seen[content] = occurrence + 1
-        digest = hashlib.sha256(f"{occurrence}\n{content}".encode()).digest()
+        api_version = str(doc.get("apiVersion") or "")
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        key = "\n".join([group, str(doc.get("kind")), str(meta.get("namespace") or "default"), base])
+        occurrence = self._seen.get(key, 0)
+        self._seen[key] = occurrence + 1
+        digest = hashlib.sha256(f"{key}\n{occurrence}".encode()).digest()
         suffix = "".join(_NAME_ALPHABET[byte % len(_NAME_ALPHABET)] for byte in digest[:5])
         named = dict(doc)
         named["metadata"] = {**meta, "name": base[:_MAX_GENERATED_BASE] + suffix}

@@ -2,21 +2,35 @@
 
 A Pod with the queue label and no `kueue.x-k8s.io/pod-group-name` is one Workload with one pod
 set `main` of 1 pod. Pods sharing a group name (per namespace) form one Workload named after the
-group: pods with the same role form one pod set named by the role hash (the
-`kueue.x-k8s.io/role-hash` annotation when present, as Kueue sets it; else a hash of the pod spec
-computed here, not byte-identical to Kueue's own). A single-role group is admitted as the whole
-group (`kueue.x-k8s.io/pod-group-total-count`) once complete.
+group, built as Kueue's pod integration builds it:
+
+* the group's size is the `kueue.x-k8s.io/pod-group-total-count` annotation (required, an integer
+  of at least 1, the same on every member, as is the queue); otherwise no Workload;
+* without fast admission, Kueue waits for the whole group: fewer runnable pods than the total
+  count gives no Workload yet ("group has fewer runnable pods than expected"); then one pod set
+  per role, named by the role hash and counting that role's pods, sorted by name;
+* with `kueue.x-k8s.io/pod-group-fast-admission: "true"` the Workload is built from the first
+  runnable pod: one pod set of the total count.
+
+A role is the `kueue.x-k8s.io/role-hash` annotation when present, else Kueue's hash of the pod
+spec's admission-relevant fields (`role_hash`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+from fractions import Fraction
 
-from compiler.evaluator.jobs.base import Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, one_workload
+from compiler.evaluator.jobs.base import Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Unusable, one_workload
+from compiler.quantity import QuantityError, parse_quantity
 
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+POD_GROUP_FAST = "kueue.x-k8s.io/pod-group-fast-admission"
 ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
+_GO_INT = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi accepts
 
 
 def build(job: JobObject, context: JobContext) -> list[JobWorkload]:
@@ -24,30 +38,160 @@ def build(job: JobObject, context: JobContext) -> list[JobWorkload]:
     return one_workload(job, [PodSetSpec("main", 1, {"spec": job.spec})])
 
 
-def _role(member: JobObject) -> str:
-    role = member.annotations.get(ROLE_HASH_ANNOTATION)
-    if not role:
-        role = hashlib.sha256(repr(sorted(member.spec.items())).encode()).hexdigest()[:8]
-    return str(role)
+def group_workload(group: str, members: list[JobObject]) -> JobWorkload:
+    """The Workload Kueue's pod integration builds for a pod group, members in input order.
 
-
-def group_workload(group: str, members: list[JobObject]) -> tuple[JobWorkload, list[str]]:
-    """The Workload of a pod group (first member first), and the problems that make it invalid."""
-    problems: list[str] = []
-    roles: dict[str, list[JobObject]] = {}
+    Raises Unusable where Kueue builds none (the message is Kueue's reason)."""
+    runnable = [m for m in members if _runnable(m)]
+    total = _total_count(members[0])
     for member in members:
-        roles.setdefault(_role(member), []).append(member)
-    total_text = members[0].annotations.get(POD_GROUP_COUNT)
+        if member.phase == "Failed":
+            continue
+        if member.labels.get("kueue.x-k8s.io/queue-name") != members[0].labels.get("kueue.x-k8s.io/queue-name"):
+            raise Unusable(f"pods '{members[0].name}' and '{member.name}' have different queue names")
+        if member.annotations.get(POD_GROUP_COUNT) != members[0].annotations.get(POD_GROUP_COUNT):
+            raise Unusable(f"pods '{members[0].name}' and '{member.name}' have different '{POD_GROUP_COUNT}' values")
+    if members[0].annotations.get(POD_GROUP_FAST) == "true":
+        if not runnable:
+            raise Unusable("failed to find a runnable pod in the group")
+        return JobWorkload(group, [PodSetSpec(role_hash(runnable[0]), total, {"spec": runnable[0].spec})])
+    if len(runnable) < total:
+        raise Unusable(f"'{group}' group has fewer runnable pods than expected ({len(runnable)} of {total}); "
+                       "Kueue creates its Workload once the whole group exists")
+    roles: dict[str, list[JobObject]] = {}
+    for member in runnable[:total]:  # Kueue deletes the pods beyond the total count
+        roles.setdefault(role_hash(member), []).append(member)
+    return JobWorkload(group, [PodSetSpec(role, len(pods), {"spec": pods[0].spec})
+                               for role, pods in sorted(roles.items())])
+
+
+def _runnable(member: JobObject) -> bool:
+    """Kueue's isPodRunnableOrSucceeded (offline pods have no deletion timestamp)."""
+    return member.phase != "Failed"
+
+
+def _total_count(member: JobObject) -> int:
+    text = member.annotations.get(POD_GROUP_COUNT)
+    if text is None:
+        raise Unusable(f"failed to extract '{POD_GROUP_COUNT}' annotation")
+    if not _GO_INT.fullmatch(text):
+        raise Unusable(f"annotation {POD_GROUP_COUNT}: not an integer ({text!r})")
+    if int(text) < 1:
+        raise Unusable(f"incorrect annotation value '{POD_GROUP_COUNT}={text}': group total count should be "
+                       "greater than zero")
+    return int(text)
+
+
+# ---- role hash: Kueue's utilpod.GenerateRoleHash ---------------------------------------------
+# sha256 of Go's JSON of {"spec": shape} (first 8 hex digits), shape = the admission-relevant
+# fields of the pod spec as the API server stored them (requests defaulted from limits, port
+# protocol TCP). Go's encoding sorts map keys, keeps struct fields in declaration order, omits
+# empty `omitempty` fields and writes nil as null; quantities in their canonical form.
+
+_PORT_FIELDS = (("name", True), ("hostPort", True), ("containerPort", False), ("protocol", True), ("hostIP", True))
+_TOLERATION_FIELDS = (("key", True), ("operator", True), ("value", True), ("effect", True),
+                      ("tolerationSeconds", True))
+
+
+def role_hash(member: JobObject) -> str:
+    given = member.annotations.get(ROLE_HASH_ANNOTATION)
+    if given is not None:
+        return str(given)
+    spec = member.spec
+    shape: dict[str, object] = {
+        "initContainers": _containers(spec.get("initContainers")),
+        "containers": _containers(spec.get("containers")),
+        "nodeSelector": _map(spec.get("nodeSelector")),
+        "affinity": spec.get("affinity"),  # written as given: key order may differ from Go's
+        "tolerations": _structs(spec.get("tolerations"), _TOLERATION_FIELDS),
+        "runtimeClassName": spec.get("runtimeClassName"),
+        "priority": spec.get("priority"),
+        "topologySpreadConstraints": spec.get("topologySpreadConstraints"),
+        "overhead": _resources(spec.get("overhead")),
+        "resourceClaims": spec.get("resourceClaims"),
+    }
+    if isinstance(spec.get("resources"), dict):
+        shape["resources"] = _resources(spec["resources"].get("requests"))
+    text = json.dumps({"spec": _sorted_map(shape)}, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escaped)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _sorted_map(value: dict) -> dict:
+    return {key: value[key] for key in sorted(value)}
+
+
+def _map(value: object) -> object:
+    return _sorted_map({str(k): v for k, v in value.items()}) if isinstance(value, dict) and value else None
+
+
+def _structs(value: object, fields: tuple[tuple[str, bool], ...]) -> object:
+    if not isinstance(value, list) or not value:
+        return None
+    return [{name: item.get(name) for name, omit in fields if not (omit and not item.get(name))}
+            for item in value if isinstance(item, dict)]
+
+
+def _containers(value: object) -> object:
+    if not isinstance(value, list) or not value:
+        return None
+    out = []
+    for container in value:
+        container = container if isinstance(container, dict) else {}
+        resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+        requests = dict(resources.get("limits") or {})  # the API server defaults requests to limits
+        requests.update(resources.get("requests") or {})
+        ports = [dict(port, protocol=port.get("protocol") or "TCP") for port in container.get("ports") or []
+                 if isinstance(port, dict)]
+        out.append({"ports": _structs(ports, _PORT_FIELDS), "resources": {"requests": _resources(requests)}})
+    return out
+
+
+def _resources(value: object) -> object:
+    if not isinstance(value, dict) or not value:
+        return None
+    return _sorted_map({str(name): go_quantity(amount) for name, amount in value.items()})
+
+
+_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIXES = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))
+
+
+def go_quantity(text: object) -> object:
+    """A quantity as Kubernetes' resource.Quantity writes it in JSON (its canonical form): the
+    format the text was written in (binary Ki..Ei, decimal, or exponent), the largest suffix that
+    keeps an integer mantissa. Unreadable text is returned as is."""
+    raw = str(text).strip()
     try:
-        total = int(total_text) if total_text is not None else len(members)
-    except ValueError:
-        problems.append(f"annotation {POD_GROUP_COUNT}: not an integer ({total_text!r})")
-        total = len(members)
-    podsets = []
-    for role, role_members in sorted(roles.items()):
-        count = max(total, len(role_members)) if len(roles) == 1 else len(role_members)
-        podsets.append(PodSetSpec(role, count, {"spec": role_members[0].spec}))
-    return JobWorkload(group, podsets), problems
+        value = parse_quantity(raw)
+    except QuantityError:
+        return text
+    if value == 0:
+        return "0"
+    sign, value = ("-", -value) if value < 0 else ("", value)
+    if raw.endswith("i") and value.denominator == 1 and value >= 1024:
+        for suffix, shift in _BINARY_SUFFIXES:
+            if value % (1 << shift) == 0:
+                return f"{sign}{value // (1 << shift)}{suffix}"
+        return f"{sign}{value}"
+    exponent = "e" in raw.lower() and not raw.endswith(("Ei", "E"))
+    scaled, power = _decimal(value)
+    if exponent:
+        return f"{sign}{scaled}" + (f"e{power}" if power else "")
+    return f"{sign}{scaled}{_DECIMAL_SUFFIXES[power]}"
+
+
+def _decimal(value: Fraction) -> tuple[int, int]:
+    """value = mantissa x 10^power, power a multiple of 3 from -9 to 18, mantissa an integer
+    (rounded up at nano precision, as Kubernetes rounds), power as large as possible."""
+    power = -9
+    mantissa = -(-value * 10 ** 9 // 1)
+    while power < 18 and mantissa % 1000 == 0:
+        mantissa //= 1000
+        power += 3
+    return int(mantissa), power
 
 
 ADAPTERS = [Adapter("", ("Pod",), build)]
