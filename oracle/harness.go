@@ -214,6 +214,9 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		return nil, err
 	}
 	h.addWorkloads()
+	// A live queue manager's requeuer handles the notifications the set-up raised (queues
+	// added, workloads queued) before the scheduler's first cycle, not after it.
+	h.requeuer.ProcessRequeues(h.ctx)
 	opts := []scheduler.Option{scheduler.WithClock(nil, h.clock), scheduler.WithPreemptionExpectations(store)}
 	if fairSharing {
 		opts = append(opts, scheduler.WithFairSharing(w.fairSharing))
