@@ -569,13 +569,13 @@ func (h *harness) run(cycles int) bool {
 		return true
 	}
 	limit := 8*len(h.keys) + 100
-	heaps := heapSignature(h.queues.Dump())
+	heaps := h.queueSignature() // quiesce.go: heaps and flavor-scan positions
 	for h.cycles < limit {
 		ran, changed := h.cycle()
 		if !ran {
 			return true
 		}
-		after := heapSignature(h.queues.Dump())
+		after := h.queueSignature()
 		if !changed && after == heaps {
 			return true
 		}
