@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import multiprocessing.util
 import select
 import subprocess
 import tempfile
@@ -109,6 +110,9 @@ class _BatchProcesses:
     def __init__(self) -> None:
         self.processes: dict[Path, tuple[subprocess.Popen, tempfile._TemporaryFileWrapper]] = {}
         atexit.register(self.close)
+        # a worker of a process pool exits without atexit; its finalizers run (and the batch
+        # process is waited for, so its CPU time counts in the parent's)
+        multiprocessing.util.Finalize(self, self.close, exitpriority=10)
 
     def _process(self, binary: Path) -> tuple[subprocess.Popen, tempfile._TemporaryFileWrapper]:
         live = self.processes.get(binary)
