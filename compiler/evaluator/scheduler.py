@@ -524,7 +524,9 @@ class Engine:
                 if not victim.holds_quota:
                     continue
                 self._evict(victim, entry, target.reason)
-                touched_roots.add(id(self.nodes[victim.cluster_queue].root()))
+                root = self._requeue_root(victim)
+                if root is not None:
+                    touched_roots.add(id(root))
                 changed = True
         for entry in entries + inadmissible:
             if entry.status == "admitted":
@@ -678,6 +680,17 @@ class Engine:
         if self.journal is not None:
             self.journal.append(("preempted", victim, preemptor.key))
 
+    def _requeue_root(self, info: WorkloadInfo) -> QuotaNode | None:
+        """The cohort tree whose inadmissible workloads Kueue requeues when `info` releases its
+        quota (QueueAssociatedInadmissibleWorkloadsAfter): the tree of the ClusterQueue its
+        LocalQueue points to. A workload whose LocalQueue does not exist was never assigned to
+        a queue by Kueue's queue manager, so releasing its quota requeues nothing."""
+        workload = info.workload
+        lq = self.state.local_queues.get((workload.namespace, workload.queue_name))
+        if lq is None or lq.cluster_queue not in self.nodes:
+            return None
+        return self.nodes[lq.cluster_queue].root()
+
     def _return_evicted(self, victims: list[WorkloadInfo]) -> None:
         # An evicted workload goes back to its queue (if it still resolves to an active CQ).
         for victim in victims:
@@ -766,7 +779,9 @@ class Engine:
         self.preemptor.untrack(info)
         info.holds_quota = False
         info.status = "finished"
-        root = node.root()
+        root = self._requeue_root(info)
+        if root is None:
+            return
         for name, queue in self.queues.items():
             if queue.inadmissible and self.nodes[name].root() is root:
                 queue.requeue_inadmissible()
