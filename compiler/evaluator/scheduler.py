@@ -171,9 +171,6 @@ class Engine:
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
-        # Victims evicted in the last cycle: they re-enter their queue only after the preemptor
-        # had its next cycle (in a cluster the victim's pods must terminate first).
-        self._returning: list[WorkloadInfo] = []
         self.converged = True
         # Admissions and evictions in order, when a caller (simulate) asks for them.
         self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
@@ -496,11 +493,9 @@ class Engine:
             info = queue.pop()
             if info is not None:
                 heads.append((info, name))
-        returning, self._returning = self._returning, []
         self._evicted_now: list[WorkloadInfo] = []
         if not heads:
-            self._return_evicted(returning)
-            return bool(returning)
+            return False
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
         with self.preemptor.at_commit():
@@ -539,9 +534,13 @@ class Engine:
             for name, queue in self.queues.items():
                 if id(self.nodes[name].root()) in touched_roots:
                     queue.requeue_inadmissible()
-        self._return_evicted(returning)
-        self._returning = self._evicted_now
-        return changed or bool(returning) or bool(self._returning)
+        # The victims are back in their queues for the very next cycle, ordered by their
+        # eviction: Kueue's workload controller requeues a victim as soon as its eviction
+        # completes (with the preemptor still at the head of its queue). Holding them back one
+        # more cycle let a victim skip the cycle where the preemptor takes the room, and be
+        # tried fresh (a full flavor scan, partial admission) afterwards, which Kueue does not do.
+        self._return_evicted(self._evicted_now)
+        return changed or bool(self._evicted_now)
 
     def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
         info = entry.info
