@@ -120,13 +120,15 @@ func (w syncWrapper) Run(f func()) {
 	}()
 }
 
-// startTime: after every creationTimestamp in the input, so that Kueue's clock never runs
+// startTime: after every creationTimestamp and condition time in the input, so that Kueue's clock never runs
 // behind the objects it reads; whole seconds, as the API server stores times.
 func startTime(w *world) time.Time {
 	start := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, wl := range w.workloads {
-		if t := wl.CreationTimestamp.Time; t.After(start) {
-			start = t
+		for _, t := range workloadTimes(wl) { // clock.go
+			if t.After(start) {
+				start = t
+			}
 		}
 	}
 	return start.Add(time.Minute).Truncate(time.Second)
