@@ -35,6 +35,8 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
         if not isinstance(expr, dict):
             return False
         key, op = expr.get("key"), expr.get("operator")
+        if not isinstance(key, str):  # the API server refuses such a selector: it selects nothing
+            return False
         values = [str(v) for v in expr.get("values") or []]
         present = key in labels
         if op == "In" and not (present and labels[key] in values):
