@@ -120,13 +120,15 @@ func (w syncWrapper) Run(f func()) {
 	}()
 }
 
-// startTime: after every creationTimestamp in the input, so that Kueue's clock never runs
+// startTime: after every creationTimestamp and condition time in the input, so that Kueue's clock never runs
 // behind the objects it reads; whole seconds, as the API server stores times.
 func startTime(w *world) time.Time {
 	start := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, wl := range w.workloads {
-		if t := wl.CreationTimestamp.Time; t.After(start) {
-			start = t
+		for _, t := range workloadTimes(wl) { // clock.go
+			if t.After(start) {
+				start = t
+			}
 		}
 	}
 	return start.Add(time.Minute).Truncate(time.Second)
@@ -214,6 +216,9 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		return nil, err
 	}
 	h.addWorkloads()
+	// A live queue manager's requeuer handles the notifications the set-up raised (queues
+	// added, workloads queued) before the scheduler's first cycle, not after it.
+	h.requeuer.ProcessRequeues(h.ctx)
 	opts := []scheduler.Option{scheduler.WithClock(nil, h.clock), scheduler.WithPreemptionExpectations(store)}
 	if fairSharing {
 		opts = append(opts, scheduler.WithFairSharing(w.fairSharing))
@@ -566,13 +571,13 @@ func (h *harness) run(cycles int) bool {
 		return true
 	}
 	limit := 8*len(h.keys) + 100
-	heaps := heapSignature(h.queues.Dump())
+	heaps := h.queueSignature() // quiesce.go: heaps and flavor-scan positions
 	for h.cycles < limit {
 		ran, changed := h.cycle()
 		if !ran {
 			return true
 		}
-		after := heapSignature(h.queues.Dump())
+		after := h.queueSignature()
 		if !changed && after == heaps {
 			return true
 		}

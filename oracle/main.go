@@ -2,6 +2,7 @@
 // the manifests `kueue-policy evaluate` reads and prints the same JSON.
 //
 //	kueue-oracle [--cycles N] FILE... | -
+//	kueue-oracle --batch [--cycles N] [FILE...]   (batch.go)
 //
 // JSON goes to stdout, diagnostics to stderr; exit 1 on unreadable input, 2 on a usage error.
 package main
@@ -20,6 +21,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "--batch" { // many worlds, one process (batch.go)
+		os.Exit(runBatch(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -44,11 +44,17 @@ Modelling notes (where a static evaluation has to choose what a live cluster doe
 * Feature gates as in v0.19.2 defaults: FlavorFungibility, PartialAdmission,
   PrioritySortingWithinCohort, FlavorFungibilityPreserveScanProgress, FairSharingPrioritizeNonBorrowing,
   FairSharingPreemptWithinNominal on; RecomputeAssignmentUponPreemptionTargetsOverlap,
-  PrioritizePreemptorWorkloads, PriorityBoost off; TAS, admission checks and
-  SchedulingEquivalenceHashing are not modelled.
+  PrioritizePreemptorWorkloads, PriorityBoost off; TAS and admission checks are not modelled.
+* SchedulingEquivalenceHashing (on by default since v0.18) is modelled: on a BestEffortFIFO
+  queue, a head that gets no fit (or no preemption candidates) takes the queued workloads of its
+  equivalence class (`WorkloadInfo.scheduling_hash`: priority and pod-set shapes) to the
+  inadmissible set with it, and a workload of that class arriving before the next requeue joins
+  them (`_Queue.bulk_move` / `_Queue.add` in scheduler.py). Those workloads were not tried
+  themselves, so they stay `pending` with their class's reason, as Kueue reports them.
 * Evictions complete between cycles: a victim releases its quota at the end of the cycle that
-  preempted it (inadmissible workloads of that cohort tree are requeued, as on a Kueue eviction
-  event) and re-enters its queue one cycle later, after the preemptor had its turn.
+  preempted it (inadmissible workloads of its LocalQueue's cohort tree are requeued, as on a
+  Kueue eviction event) and is back in its queue for the next cycle, as Kueue's workload
+  controller requeues it (the preemptor keeps the head of its own queue).
 * Without `cycles`, the loop stops when a cycle changes nothing; a cluster still changing after
   8 x workloads + 100 cycles (preemption ping-pong) stops there with `result.converged` False.
 * Ties Kueue leaves to map order are broken by name (ClusterQueues, cohorts, resources) so the

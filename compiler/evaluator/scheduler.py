@@ -35,6 +35,8 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
         if not isinstance(expr, dict):
             return False
         key, op = expr.get("key"), expr.get("operator")
+        if not isinstance(key, str):  # the API server refuses such a selector: it selects nothing
+            return False
         values = [str(v) for v in expr.get("values") or []]
         present = key in labels
         if op == "In" and not (present and labels[key] in values):
@@ -171,9 +173,6 @@ class Engine:
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
-        # Victims evicted in the last cycle: they re-enter their queue only after the preemptor
-        # had its next cycle (in a cluster the victim's pods must terminate first).
-        self._returning: list[WorkloadInfo] = []
         self.converged = True
         # Admissions and evictions in order, when a caller (simulate) asks for them.
         self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
@@ -496,11 +495,9 @@ class Engine:
             info = queue.pop()
             if info is not None:
                 heads.append((info, name))
-        returning, self._returning = self._returning, []
         self._evicted_now: list[WorkloadInfo] = []
         if not heads:
-            self._return_evicted(returning)
-            return bool(returning)
+            return False
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
         with self.preemptor.at_commit():
@@ -524,7 +521,9 @@ class Engine:
                 if not victim.holds_quota:
                     continue
                 self._evict(victim, entry, target.reason)
-                touched_roots.add(id(self.nodes[victim.cluster_queue].root()))
+                root = self._requeue_root(victim)
+                if root is not None:
+                    touched_roots.add(id(root))
                 changed = True
         for entry in entries + inadmissible:
             if entry.status == "admitted":
@@ -537,9 +536,13 @@ class Engine:
             for name, queue in self.queues.items():
                 if id(self.nodes[name].root()) in touched_roots:
                     queue.requeue_inadmissible()
-        self._return_evicted(returning)
-        self._returning = self._evicted_now
-        return changed or bool(returning) or bool(self._returning)
+        # The victims are back in their queues for the very next cycle, ordered by their
+        # eviction: Kueue's workload controller requeues a victim as soon as its eviction
+        # completes (with the preemptor still at the head of its queue). Holding them back one
+        # more cycle let a victim skip the cycle where the preemptor takes the room, and be
+        # tried fresh (a full flavor scan, partial admission) afterwards, which Kueue does not do.
+        self._return_evicted(self._evicted_now)
+        return changed or bool(self._evicted_now)
 
     def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
         info = entry.info
@@ -678,6 +681,17 @@ class Engine:
         if self.journal is not None:
             self.journal.append(("preempted", victim, preemptor.key))
 
+    def _requeue_root(self, info: WorkloadInfo) -> QuotaNode | None:
+        """The cohort tree whose inadmissible workloads Kueue requeues when `info` releases its
+        quota (QueueAssociatedInadmissibleWorkloadsAfter): the tree of the ClusterQueue its
+        LocalQueue points to. A workload whose LocalQueue does not exist was never assigned to
+        a queue by Kueue's queue manager, so releasing its quota requeues nothing."""
+        workload = info.workload
+        lq = self.state.local_queues.get((workload.namespace, workload.queue_name))
+        if lq is None or lq.cluster_queue not in self.nodes:
+            return None
+        return self.nodes[lq.cluster_queue].root()
+
     def _return_evicted(self, victims: list[WorkloadInfo]) -> None:
         # An evicted workload goes back to its queue (if it still resolves to an active CQ).
         for victim in victims:
@@ -766,7 +780,9 @@ class Engine:
         self.preemptor.untrack(info)
         info.holds_quota = False
         info.status = "finished"
-        root = node.root()
+        root = self._requeue_root(info)
+        if root is None:
+            return
         for name, queue in self.queues.items():
             if queue.inadmissible and self.nodes[name].root() is root:
                 queue.requeue_inadmissible()

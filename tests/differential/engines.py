@@ -3,14 +3,18 @@ json` document.
 
 * `python_engine`: this project's engine, in process, through the same reader and loader as
   `kueue-policy evaluate` (a subprocess per world would triple the run time for nothing).
-* `OracleEngine(binary)`: `kueue-oracle FILE`, Kueue v0.19.2's own scheduler (oracle/).
+* `OracleEngine(binary)`: Kueue v0.19.2's own scheduler (oracle/), one `kueue-oracle --batch`
+  process per worker process.
 * `perturbed_engine(name)`: the Python engine with one deliberate semantic change, used to prove
   that the harness finds and shrinks a disagreement while the oracle is absent.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import multiprocessing.util
+import select
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -77,7 +81,12 @@ def perturbed_engine(name: str) -> Engine:
 
 
 class OracleEngine:
-    """kueue-oracle as a subprocess on a temporary file holding the world."""
+    """kueue-oracle, one `--batch` process per worker process, fed one world per stdin line.
+
+    Starting the binary per world costs more than evaluating a small world, so the process is
+    started on the first world and kept (module state, one per binary: the engine object itself
+    is pickled into every task of a worker pool, the process cannot travel with it). A world that
+    times out or crashes the process costs the process; the next world starts a new one."""
 
     def __init__(self, binary: Path, timeout: float = 120) -> None:
         self.binary = Path(binary)
@@ -85,17 +94,78 @@ class OracleEngine:
         self.__name__ = "kueue-oracle"
 
     def __call__(self, text: str) -> dict:
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="world-", delete=True) as handle:
-            handle.write(text)
-            handle.flush()
-            try:
-                done = subprocess.run([str(self.binary), handle.name], capture_output=True, text=True,
-                                      timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                raise EngineFailure(f"kueue-oracle timed out after {self.timeout}s") from None
-        if done.returncode != 0:
-            raise EngineFailure(f"kueue-oracle exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+        line = _BATCHES.ask(self.binary, json.dumps(text) + "\n", self.timeout)
         try:
-            return json.loads(done.stdout)
+            answer = json.loads(line)
         except ValueError as error:
-            raise EngineFailure(f"kueue-oracle printed no JSON ({error}): {done.stdout[:500]}") from None
+            raise EngineFailure(f"kueue-oracle --batch printed no JSON ({error}): {line[:500]}") from None
+        if answer["exit"] != 0:
+            raise EngineFailure(f"kueue-oracle exited {answer['exit']}: {answer['stderr'].strip()[-2000:]}")
+        return answer["result"]
+
+
+class _BatchProcesses:
+    """The live `kueue-oracle --batch` process of this Python process, per binary."""
+
+    def __init__(self) -> None:
+        self.processes: dict[Path, tuple[subprocess.Popen, tempfile._TemporaryFileWrapper]] = {}
+        atexit.register(self.close)
+        # a worker of a process pool exits without atexit; its finalizers run (and the batch
+        # process is waited for, so its CPU time counts in the parent's)
+        multiprocessing.util.Finalize(self, self.close, exitpriority=10)
+
+    def _process(self, binary: Path) -> tuple[subprocess.Popen, tempfile._TemporaryFileWrapper]:
+        live = self.processes.get(binary)
+        if live is None or live[0].poll() is not None:
+            if live is not None:
+                self._drop(binary)
+            # the process's own stderr only carries a crash: per-world diagnostics are in its lines
+            errors = tempfile.TemporaryFile("w+")
+            process = subprocess.Popen([str(binary), "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=errors, text=True, bufsize=1)
+            live = self.processes[binary] = (process, errors)
+        return live
+
+    def ask(self, binary: Path, request: str, timeout: float) -> str:
+        process, errors = self._process(binary)
+        try:
+            process.stdin.write(request)
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], timeout)
+            line = process.stdout.readline() if ready else ""
+        except (BrokenPipeError, OSError):
+            line = ""
+        if line:
+            return line
+        crashed = process.poll() is not None
+        errors.seek(0)
+        detail = errors.read().strip()[-2000:]
+        self._drop(binary)
+        if crashed:
+            raise EngineFailure(f"kueue-oracle --batch exited {process.returncode}: {detail}")
+        raise EngineFailure(f"kueue-oracle timed out after {timeout}s")
+
+    def _drop(self, binary: Path) -> None:
+        process, errors = self.processes.pop(binary)
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        errors.close()
+
+    def close(self) -> None:
+        for binary in list(self.processes):
+            process = self.processes[binary][0]
+            try:
+                process.stdin.close()  # end of input: the batch process exits on its own
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            self._drop(binary)
+
+
+_BATCHES = _BatchProcesses()

@@ -102,3 +102,23 @@ def _load_evaluate_and_explain(docs: list) -> None:
     result.to_json()
     for name in result.outcomes:
         result.explain(name)
+
+
+def test_a_selector_expression_with_a_non_string_key_selects_nothing() -> None:
+    # found by the mutation test above: a matchExpressions key that is a list crashed the
+    # namespace check (unhashable); the API server refuses it, so it selects no namespace
+    docs = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"namespaceSelector": {"matchExpressions": [{"key": [], "operator": "In", "values": ["x"]}]},
+                  "resourceGroups": [{"coveredResources": ["cpu"],
+                                      "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+         "spec": {"clusterQueue": "cq"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}},
+    ]
+    outcome = evaluate(load_manifests(docs)).workload("ns/w")
+    assert outcome.status == "inadmissible"
+    assert "namespace doesn't match" in outcome.reason

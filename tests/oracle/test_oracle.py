@@ -226,3 +226,31 @@ def test_engine_kueue_through_the_cli(oracle_bin, tmp_path):
     refused = run_cli("evaluate", "--engine", "kueue", str(bad))
     assert refused.returncode == 1
     assert f"{bad}:1: not valid YAML" in refused.stderr
+
+
+def test_batch_gives_each_world_the_single_world_answer(oracle_bin, tmp_path):
+    # --batch runs many worlds in one process (the differential test's workers keep one): each
+    # world's line carries exactly what the single-world command prints and exits with.
+    worlds = {"requeue": REQUEUE_WORLD,
+              "v1beta1": REQUEUE_WORLD.replace("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"),
+              "bad": "kind: [unclosed\n",
+              "roomy": REQUEUE_WORLD.replace('nominalQuota: "4"', 'nominalQuota: "6"')}
+    paths = []
+    for name, text in worlds.items():
+        paths.append(tmp_path / f"{name}.yaml")
+        paths[-1].write_text(text)
+    singles = [run_oracle(oracle_bin, str(path)) for path in paths]
+    from_files = run_oracle(oracle_bin, "--batch", *map(str, paths))
+    stdin = "".join(json.dumps(text) + "\n" for text in worlds.values())
+    from_stdin = run_oracle(oracle_bin, "--batch", stdin=stdin)
+    for batch in (from_files, from_stdin):
+        assert batch.returncode == 0, batch.stderr
+        lines = [json.loads(line) for line in batch.stdout.splitlines()]
+        assert len(lines) == len(worlds)
+        for single, line in zip(singles, lines):
+            assert line["exit"] == single.returncode
+            assert line["result"] == (json.loads(single.stdout) if single.returncode == 0 else None)
+    # the stdin form names no file; the file form names the file, as the single command does
+    assert "not valid YAML" in json.loads(from_stdin.stdout.splitlines()[2])["stderr"]
+    assert json.loads(from_files.stdout.splitlines()[2])["stderr"] == singles[2].stderr
+    assert run_oracle(oracle_bin, "--batch", stdin="not json\n").returncode == 2
