@@ -53,10 +53,13 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting")
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None) -> None:
         self.heap: list[tuple] = []
+        # The engine's set of queues with a non-empty heap: a cycle visits only those.
+        self.name = name
+        self.waiting = waiting if waiting is not None else set()
         self.inadmissible: dict[str, WorkloadInfo] = {}
         self.strict = strict
         self.sticky: WorkloadInfo | None = None
@@ -102,6 +105,7 @@ class _Queue:
             return
         self.members.add(info.key)
         heapq.heappush(self.heap, (info.queue_order(), id(info), info))
+        self.waiting.add(self.name)
 
     def pop(self) -> WorkloadInfo | None:
         if self.sticky is not None and self.sticky.key in self.members:
@@ -168,6 +172,9 @@ class Engine:
         self.inactive: dict[str, str] = {}  # CQ -> why
         self.admitted: dict[str, dict[str, WorkloadInfo]] = {}
         self.queues: dict[str, _Queue] = {}
+        # Names of the queues whose heap may be non-empty (pushed to since a cycle last found
+        # the heap empty): a cycle visits these, not all queues.
+        self._waiting: set[str] = set()
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
@@ -183,7 +190,6 @@ class Engine:
         # committed state of the pairs it can read (the preemptor's snapshot versions them), so
         # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
-        self._active_order: list[tuple[str, _Queue]] | None = None
         self._selected: dict[tuple[str, str], bool] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
@@ -246,7 +252,7 @@ class Engine:
             node = QuotaNode(name, True, quotas, cq.fair_weight)
             self.nodes[name] = node
             self.admitted[name] = {}
-            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO")
+            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO", name, self._waiting)
             if cq.cohort:
                 if cq.cohort in broken:
                     self.inactive[name] = f"cohort {cq.cohort} is part of a cycle"
@@ -486,12 +492,14 @@ class Engine:
         """One scheduling cycle. Returns True if anything changed."""
         self.cycle += 1
         heads: list[tuple[WorkloadInfo, str]] = []
-        if self._active_order is None:  # queues and their activity are fixed once built
-            self._active_order = [(name, self.queues[name]) for name in sorted(self.queues)
-                                  if name not in self.inactive]
-        for name, queue in self._active_order:
-            if not queue.heap:  # what pop() does on an empty heap, without the call
+        # Queues are visited in name order; one whose heap is empty is only forgotten (and its
+        # sticky head with it), which is all pop() would do, so queues never pushed to since
+        # are skipped without a visit.
+        for name in sorted(self._waiting):
+            queue = self.queues[name]
+            if not queue.heap or name in self.inactive:
                 queue.sticky = None
+                self._waiting.discard(name)
                 continue
             info = queue.pop()
             if info is not None:
