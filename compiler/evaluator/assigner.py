@@ -146,6 +146,9 @@ class Assignment:
 
 
 _UNSET = object()
+# Kinds of reading an assignment records (FlavorAssigner.readings): the quota tree's answer
+# for a request (borrowing height, may reclaim, available) and the preemption oracle's.
+QUOTA_READING, ORACLE_READING = "quota", "oracle"
 
 # oracle(fr, quantity) -> (mode in {NO_CANDIDATES, PREEMPT, RECLAIM}, borrowing level after)
 Oracle = Callable[[FlavorResource, int], tuple[int, int]]
@@ -237,7 +240,10 @@ class FlavorAssigner:
     by Kueue's preference order. Scan progress (`last_tried`) lets a workload that failed
     resume after the last flavor it tried, as Kueue's FlavorFungibilityPreserveScanProgress.
     `read_usage` records whether an answer looked at usage at all: one that did not depends on
-    the workload and the static quotas only, and the scheduler reuses it."""
+    the workload and the static quotas only, and the scheduler reuses it. `readings`, when a
+    list, receives every answer read off the quota tree and the oracle, in order: the answer
+    is a function of the workload, its scan position, the static quotas and those readings, so
+    while each reading gives the same value again, so does the assignment."""
 
     def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor],
                  fair_sharing: bool, ignore_undeclared: bool, oracle: Oracle) -> None:
@@ -250,6 +256,7 @@ class FlavorAssigner:
         # Set when an assignment read the quota tree's usage (or asked the oracle): a result
         # that never did depends on the workload and the static quotas only, and can be reused.
         self.read_usage = False
+        self.readings: list[tuple] | None = None
         self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
         for index, group in enumerate(cq.resource_groups):
@@ -422,6 +429,9 @@ class FlavorAssigner:
         self.read_usage = True
         borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
         available = node.available(fr)
+        readings = self.readings
+        if readings is not None:
+            readings.append((QUOTA_READING, fr, value, (borrow, may_reclaim, available)))
         if value <= available:
             return FIT, borrow, None, ""
         message = (f"insufficient unused quota for {res} in flavor {flavor}, "
@@ -431,5 +441,7 @@ class FlavorAssigner:
             self.fair_sharing and pre.reclaim_within_cohort != "Never")
         if node.quota(fr).nominal >= value or may_reclaim or can_preempt_while_borrowing:
             mode, borrow_after = self.oracle(fr, value)
+            if readings is not None:
+                readings.append((ORACLE_READING, fr, value, (mode, borrow_after)))
             return mode, borrow_after, message, ""
         return NO_FIT, borrow, message, WAITING_FOR_QUOTA

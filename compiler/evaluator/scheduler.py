@@ -7,8 +7,8 @@ import heapq
 from datetime import datetime
 
 from compiler.evaluator.assigner import (
-    A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner,
-    WAITING_FOR_QUOTA,
+    A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
+    Assignment, FlavorAssigner, WAITING_FOR_QUOTA,
 )
 from compiler.evaluator.fairshare import pop_fair
 from compiler.evaluator.info import WorkloadInfo
@@ -128,6 +128,14 @@ class _Queue:
         self.inadmissible.clear()
 
 
+TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
+
+
+def _found(targets: list[Target]) -> tuple:
+    """A preemption search's answer as a comparable value: who, and why."""
+    return tuple((target.info.key, target.reason) for target in targets)
+
+
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
     """A workload set aside with its equivalence class was not evaluated itself: it stays
     pending (as Kueue reports it), with the answer its class got as the reason."""
@@ -190,6 +198,9 @@ class Engine:
         # committed state of the pairs it can read (the preemptor's snapshot versions them), so
         # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
+        # Of those, failed nominations reused because every reading they took (quota answers,
+        # oracle answers, preemption searches) reads the same again.
+        self.reused_failures = 0
         self._selected: dict[tuple[str, str], bool] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
@@ -383,7 +394,7 @@ class Engine:
         if full.mode == A_FIT:
             return full, []
         if full.mode == A_PREEMPT:
-            targets = self.preemptor.targets(info, cq_name, full.frs_needing_preemption(), full.usage)
+            targets = self._search(assigner, info, cq_name, full.frs_needing_preemption(), full.usage)
             if targets:
                 return full, targets
         reducible = [(ps.count - ps.min_count) if ps.min_count is not None else 0 for ps in podsets]
@@ -401,7 +412,7 @@ class Engine:
                 if probe.mode == A_FIT:
                     result = (probe, [])
                 elif probe.mode == A_PREEMPT:
-                    targets = self.preemptor.targets(info, cq_name, probe.frs_needing_preemption(), probe.usage)
+                    targets = self._search(assigner, info, cq_name, probe.frs_needing_preemption(), probe.usage)
                     if targets:
                         result = (probe, targets)
                 if result is not None:
@@ -412,6 +423,32 @@ class Engine:
             if last is not None and lo == last_good:
                 return last
         return full, []
+
+    def _search(self, assigner: FlavorAssigner, info: WorkloadInfo, cq_name: str, frs, usage) -> list[Target]:
+        """The preemption targets of a request, recorded as one of the nomination's readings
+        when the assigner records them."""
+        targets = self.preemptor.targets(info, cq_name, frs, usage)
+        if assigner.readings is not None:
+            assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
+        return targets
+
+    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple]) -> bool:
+        """Whether every reading a nomination took gives the same answer now. They are asked in
+        the order the nomination took them: each answer decided which reading came next, so
+        equal answers retrace the same path to the same assignment."""
+        node = self.nodes[cq_name]
+        oracle = None
+        for kind, what, amount, answer in readings:
+            if kind == QUOTA_READING:
+                now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+            elif kind == ORACLE_READING:
+                oracle = oracle or self._oracle_for(info, cq_name)
+                now = oracle(what, amount)
+            else:
+                now = _found(self.preemptor.targets(info, cq_name, what, amount))
+            if now != answer:
+                return False
+        return True
 
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
@@ -448,12 +485,26 @@ class Engine:
         if cached is not None and cached[0] == key:
             self.reused += 1
             return cached[1], cached[2]
+        if (cached is not None and cached[3] is not None and cached[0][:2] == key[:2]
+                and self._readings_hold(info, cq_name, cached[3])):
+            self.reused += 1
+            self.reused_failures += 1
+            info.nomination = (key, *cached[1:])
+            return cached[1], cached[2]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
-        assignment, targets = self.get_assignment(info, cq_name)
+        assigner.readings = []
+        try:
+            assignment, targets = self.get_assignment(info, cq_name)
+            readings = assigner.readings
+        finally:
+            assigner.readings = None
         if not assigner.read_usage:  # decided by static quotas and the workload alone
             key = (cq_name, scan, None)
-        info.nomination = (key, assignment, targets)
+        # Only a failure is kept with its readings: a success is admitted (or preempts) and
+        # does not come back with the same scan position.
+        failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
+        info.nomination = (key, assignment, targets, readings if failed else None)
         return assignment, targets
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
