@@ -8,6 +8,7 @@ Follows Kueue's flavorassigner: resource groups, flavors in listed order, struct
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor
@@ -26,6 +27,11 @@ EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"
 PENDING = "Pending"
 _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+# Quota messages repeat the same few amounts in every nomination; formatting one is a Fraction
+# and a suffix search, so each (resource, amount) is formatted once.
+_units = lru_cache(maxsize=65536)(format_units)
 
 
 def _fnv64a(text: str) -> int:
@@ -424,8 +430,8 @@ class FlavorAssigner:
         if value > capacity:
             return NO_FIT, 0, (
                 f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
-                f"({format_units(res, assumed)}) + current podset request ({format_units(res, request)}) "
-                f"> maximum capacity ({format_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
+                f"({_units(res, assumed)}) + current podset request ({_units(res, request)}) "
+                f"> maximum capacity ({_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
         self.read_usage = True
         borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
         available = node.available(fr)
@@ -435,7 +441,7 @@ class FlavorAssigner:
         if value <= available:
             return FIT, borrow, None, ""
         message = (f"insufficient unused quota for {res} in flavor {flavor}, "
-                   f"{format_units(res, value - available)} more needed")
+                   f"{_units(res, value - available)} more needed")
         pre = self.cq.preemption
         can_preempt_while_borrowing = pre.borrow_within_cohort != "Never" or (
             self.fair_sharing and pre.reclaim_within_cohort != "Never")
