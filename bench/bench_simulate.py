@@ -1,10 +1,18 @@
 """Benchmark: `simulate` on a generated 200-team policy with synthetic traces of growing size.
 
 Generates the policy (bench/generate_policy.py: 200 teams, 10 pools, 20 cohorts), writes a trace
-with `kueue-policy trace synth` (Poisson arrivals at a rate that keeps the cluster about 80 % busy),
-then times `kueue-policy simulate --format json` as a subprocess, the way users run it.
+with `kueue-policy trace synth` (Poisson arrivals), then times `kueue-policy simulate --format json`
+as a subprocess, the way users run it.
 
-    python bench/bench_simulate.py [--sizes 25000 50000 100000] [--teams 200]
+The arrival rate is a share (`--load`) of a basis:
+- `quota` (default, load 0.6): the rate the teams' guaranteed quotas sustain, teams x 8 GPUs
+  over the mean GPUs of a job. A cluster that keeps up: the backlog stays bounded, so the cost
+  per job should stay flat as the trace grows.
+- `pools` (load 0.8): all pool capacity, as if every team could use every GPU. Each team may use
+  at most 16 GPUs of the pools of its model, so this cluster is overloaded and the backlog grows
+  for the whole trace (the stress case: more waiting jobs at every moment).
+
+    python bench/bench_simulate.py [--sizes 25000 50000 100000] [--teams 200] [--basis quota|pools]
 """
 
 from __future__ import annotations
@@ -29,15 +37,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[25_000, 50_000, 100_000])
     parser.add_argument("--teams", type=int, default=200)
-    parser.add_argument("--load", type=float, default=0.8, help="target share of GPUs busy")
+    parser.add_argument("--basis", choices=["quota", "pools"], default="quota",
+                        help="what the load is a share of: guaranteed quotas or all pool GPUs")
+    parser.add_argument("--load", type=float, default=None,
+                        help="share of the basis (default 0.6 of quota, 0.8 of pools)")
     args = parser.parse_args()
+    load = args.load if args.load is not None else (0.6 if args.basis == "quota" else 0.8)
     with tempfile.TemporaryDirectory() as tmp:
         policy = generate(Path(tmp) / "policy", args.teams, 10, 20)
-        # generate_policy sizes pools at 1.5 x 8 GPUs per team; its workloads average 28/3 GPUs.
-        capacity = args.teams * 8 * 3 // 2
-        rate = args.load * capacity / (28 / 3)  # jobs per hour with a mean run of one hour
+        # generate_policy guarantees 8 GPUs per team and sizes pools at 1.5 x that; its workloads
+        # average 28/3 GPUs.
+        guaranteed = args.teams * 8
+        capacity = guaranteed if args.basis == "quota" else guaranteed * 3 // 2
+        rate = load * capacity / (28 / 3)  # jobs per hour with a mean run of one hour
         print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
-        print(f"policy: {args.teams} teams, 10 pools, 20 cohorts; arrivals {rate:.0f}/h, mean run 1 h")
+        print(f"policy: {args.teams} teams, 10 pools, 20 cohorts; arrivals {rate:.0f}/h "
+              f"({load:g} x {args.basis}), mean run 1 h")
         rows = []
         for size in args.sizes:
             trace = Path(tmp) / f"trace-{size}.csv"

@@ -8,6 +8,7 @@ Follows Kueue's flavorassigner: resource groups, flavors in listed order, struct
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor
@@ -26,6 +27,11 @@ EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"
 PENDING = "Pending"
 _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+# Quota messages repeat the same few amounts in every nomination; formatting one is a Fraction
+# and a suffix search, so each (resource, amount) is formatted once.
+_units = lru_cache(maxsize=65536)(format_units)
 
 
 def _fnv64a(text: str) -> int:
@@ -146,6 +152,9 @@ class Assignment:
 
 
 _UNSET = object()
+# Kinds of reading an assignment records (FlavorAssigner.readings): the quota tree's answer
+# for a request (borrowing height, may reclaim, available) and the preemption oracle's.
+QUOTA_READING, ORACLE_READING = "quota", "oracle"
 
 # oracle(fr, quantity) -> (mode in {NO_CANDIDATES, PREEMPT, RECLAIM}, borrowing level after)
 Oracle = Callable[[FlavorResource, int], tuple[int, int]]
@@ -237,7 +246,10 @@ class FlavorAssigner:
     by Kueue's preference order. Scan progress (`last_tried`) lets a workload that failed
     resume after the last flavor it tried, as Kueue's FlavorFungibilityPreserveScanProgress.
     `read_usage` records whether an answer looked at usage at all: one that did not depends on
-    the workload and the static quotas only, and the scheduler reuses it."""
+    the workload and the static quotas only, and the scheduler reuses it. `readings`, when a
+    list, receives every answer read off the quota tree and the oracle, in order: the answer
+    is a function of the workload, its scan position, the static quotas and those readings, so
+    while each reading gives the same value again, so does the assignment."""
 
     def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor],
                  fair_sharing: bool, ignore_undeclared: bool, oracle: Oracle) -> None:
@@ -250,6 +262,7 @@ class FlavorAssigner:
         # Set when an assignment read the quota tree's usage (or asked the oracle): a result
         # that never did depends on the workload and the static quotas only, and can be reused.
         self.read_usage = False
+        self.readings: list[tuple] | None = None
         self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
         for index, group in enumerate(cq.resource_groups):
@@ -417,19 +430,24 @@ class FlavorAssigner:
         if value > capacity:
             return NO_FIT, 0, (
                 f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
-                f"({format_units(res, assumed)}) + current podset request ({format_units(res, request)}) "
-                f"> maximum capacity ({format_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
+                f"({_units(res, assumed)}) + current podset request ({_units(res, request)}) "
+                f"> maximum capacity ({_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
         self.read_usage = True
         borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
         available = node.available(fr)
+        readings = self.readings
+        if readings is not None:
+            readings.append((QUOTA_READING, fr, value, (borrow, may_reclaim, available)))
         if value <= available:
             return FIT, borrow, None, ""
         message = (f"insufficient unused quota for {res} in flavor {flavor}, "
-                   f"{format_units(res, value - available)} more needed")
+                   f"{_units(res, value - available)} more needed")
         pre = self.cq.preemption
         can_preempt_while_borrowing = pre.borrow_within_cohort != "Never" or (
             self.fair_sharing and pre.reclaim_within_cohort != "Never")
         if node.quota(fr).nominal >= value or may_reclaim or can_preempt_while_borrowing:
             mode, borrow_after = self.oracle(fr, value)
+            if readings is not None:
+                readings.append((ORACLE_READING, fr, value, (mode, borrow_after)))
             return mode, borrow_after, message, ""
         return NO_FIT, borrow, message, WAITING_FOR_QUOTA

@@ -7,8 +7,8 @@ import heapq
 from datetime import datetime
 
 from compiler.evaluator.assigner import (
-    A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner,
-    WAITING_FOR_QUOTA,
+    A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
+    Assignment, FlavorAssigner, WAITING_FOR_QUOTA,
 )
 from compiler.evaluator.fairshare import pop_fair
 from compiler.evaluator.info import WorkloadInfo
@@ -55,10 +55,13 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting")
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None) -> None:
         self.heap: list[tuple] = []
+        # The engine's set of queues with a non-empty heap: a cycle visits only those.
+        self.name = name
+        self.waiting = waiting if waiting is not None else set()
         self.inadmissible: dict[str, WorkloadInfo] = {}
         self.strict = strict
         self.sticky: WorkloadInfo | None = None
@@ -104,6 +107,7 @@ class _Queue:
             return
         self.members.add(info.key)
         heapq.heappush(self.heap, (info.queue_order(), id(info), info))
+        self.waiting.add(self.name)
 
     def pop(self) -> WorkloadInfo | None:
         if self.sticky is not None and self.sticky.key in self.members:
@@ -124,6 +128,14 @@ class _Queue:
         for info in self.inadmissible.values():
             self.push(info)
         self.inadmissible.clear()
+
+
+TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
+
+
+def _found(targets: list[Target]) -> tuple:
+    """A preemption search's answer as a comparable value: who, and why."""
+    return tuple((target.info.key, target.reason) for target in targets)
 
 
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
@@ -170,6 +182,9 @@ class Engine:
         self.inactive: dict[str, str] = {}  # CQ -> why
         self.admitted: dict[str, dict[str, WorkloadInfo]] = {}
         self.queues: dict[str, _Queue] = {}
+        # Names of the queues whose heap may be non-empty (pushed to since a cycle last found
+        # the heap empty): a cycle visits these, not all queues.
+        self._waiting: set[str] = set()
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
@@ -182,7 +197,9 @@ class Engine:
         # committed state of the pairs it can read (the preemptor's snapshot versions them), so
         # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
-        self._active_order: list[tuple[str, _Queue]] | None = None
+        # Of those, failed nominations reused because every reading they took (quota answers,
+        # oracle answers, preemption searches) reads the same again.
+        self.reused_failures = 0
         self._selected: dict[tuple[str, str], bool] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
@@ -245,7 +262,7 @@ class Engine:
             node = QuotaNode(name, True, quotas, cq.fair_weight)
             self.nodes[name] = node
             self.admitted[name] = {}
-            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO")
+            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO", name, self._waiting)
             if cq.cohort:
                 if cq.cohort in broken:
                     self.inactive[name] = f"cohort {cq.cohort} is part of a cycle"
@@ -376,7 +393,7 @@ class Engine:
         if full.mode == A_FIT:
             return full, []
         if full.mode == A_PREEMPT:
-            targets = self.preemptor.targets(info, cq_name, full.frs_needing_preemption(), full.usage)
+            targets = self._search(assigner, info, cq_name, full.frs_needing_preemption(), full.usage)
             if targets:
                 return full, targets
         reducible = [(ps.count - ps.min_count) if ps.min_count is not None else 0 for ps in podsets]
@@ -394,7 +411,7 @@ class Engine:
                 if probe.mode == A_FIT:
                     result = (probe, [])
                 elif probe.mode == A_PREEMPT:
-                    targets = self.preemptor.targets(info, cq_name, probe.frs_needing_preemption(), probe.usage)
+                    targets = self._search(assigner, info, cq_name, probe.frs_needing_preemption(), probe.usage)
                     if targets:
                         result = (probe, targets)
                 if result is not None:
@@ -405,6 +422,32 @@ class Engine:
             if last is not None and lo == last_good:
                 return last
         return full, []
+
+    def _search(self, assigner: FlavorAssigner, info: WorkloadInfo, cq_name: str, frs, usage) -> list[Target]:
+        """The preemption targets of a request, recorded as one of the nomination's readings
+        when the assigner records them."""
+        targets = self.preemptor.targets(info, cq_name, frs, usage)
+        if assigner.readings is not None:
+            assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
+        return targets
+
+    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple]) -> bool:
+        """Whether every reading a nomination took gives the same answer now. They are asked in
+        the order the nomination took them: each answer decided which reading came next, so
+        equal answers retrace the same path to the same assignment."""
+        node = self.nodes[cq_name]
+        oracle = None
+        for kind, what, amount, answer in readings:
+            if kind == QUOTA_READING:
+                now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+            elif kind == ORACLE_READING:
+                oracle = oracle or self._oracle_for(info, cq_name)
+                now = oracle(what, amount)
+            else:
+                now = _found(self.preemptor.targets(info, cq_name, what, amount))
+            if now != answer:
+                return False
+        return True
 
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
@@ -441,12 +484,26 @@ class Engine:
         if cached is not None and cached[0] == key:
             self.reused += 1
             return cached[1], cached[2]
+        if (cached is not None and cached[3] is not None and cached[0][:2] == key[:2]
+                and self._readings_hold(info, cq_name, cached[3])):
+            self.reused += 1
+            self.reused_failures += 1
+            info.nomination = (key, *cached[1:])
+            return cached[1], cached[2]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
-        assignment, targets = self.get_assignment(info, cq_name)
+        assigner.readings = []
+        try:
+            assignment, targets = self.get_assignment(info, cq_name)
+            readings = assigner.readings
+        finally:
+            assigner.readings = None
         if not assigner.read_usage:  # decided by static quotas and the workload alone
             key = (cq_name, scan, None)
-        info.nomination = (key, assignment, targets)
+        # Only a failure is kept with its readings: a success is admitted (or preempts) and
+        # does not come back with the same scan position.
+        failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
+        info.nomination = (key, assignment, targets, readings if failed else None)
         return assignment, targets
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
@@ -485,12 +542,14 @@ class Engine:
         """One scheduling cycle. Returns True if anything changed."""
         self.cycle += 1
         heads: list[tuple[WorkloadInfo, str]] = []
-        if self._active_order is None:  # queues and their activity are fixed once built
-            self._active_order = [(name, self.queues[name]) for name in sorted(self.queues)
-                                  if name not in self.inactive]
-        for name, queue in self._active_order:
-            if not queue.heap:  # what pop() does on an empty heap, without the call
+        # Queues are visited in name order; one whose heap is empty is only forgotten (and its
+        # sticky head with it), which is all pop() would do, so queues never pushed to since
+        # are skipped without a visit.
+        for name in sorted(self._waiting):
+            queue = self.queues[name]
+            if not queue.heap or name in self.inactive:
                 queue.sticky = None
+                self._waiting.discard(name)
                 continue
             info = queue.pop()
             if info is not None:

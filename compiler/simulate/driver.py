@@ -161,16 +161,18 @@ class Simulation:
                                          created=EPOCH + datetime.timedelta(seconds=run.job.at))
         return workloads
 
-    def engine(self) -> Engine:
-        """A fresh engine holding the cluster's queues and no workload."""
+    def engine(self, reuse: bool = True) -> Engine:
+        """A fresh engine holding the cluster's queues and no workload (`reuse=False`: one that
+        recomputes every nomination, the reference for tests)."""
         state = load_manifests(self.base)
-        return Engine(state)
+        return Engine(state, reuse)
 
     # -- the run -----------------------------------------------------------------------------
-    def run(self, observer: Callable[[str, int, "_EventLoop"], None] | None = None) -> SimulationRun:
+    def run(self, observer: Callable[[str, int, "_EventLoop"], None] | None = None,
+            reuse: bool = True) -> SimulationRun:
         """Run the trace. `observer(phase, now, loop)` is called at every moment with phase
         "before" (arrivals and completions applied, not yet scheduled) and "after"."""
-        loop = _EventLoop(self, self.engine(), observer)
+        loop = _EventLoop(self, self.engine(reuse), observer)
         return loop.run()
 
 
