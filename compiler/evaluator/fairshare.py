@@ -111,86 +111,122 @@ H = TypeVar("H", bound=Head)
 
 def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H], memo: dict | None = None) -> H:
     """Pick the next entry among `remaining` (CQ name -> head), as Kueue's fair sharing
-    iterator does with the usage admitted so far in this cycle. `memo` (one dict per cycle)
-    keeps each head's shares while the usage on its path is unchanged, and the tree's
-    ClusterQueues and each cohort's children in name order."""
+    iterator does with the usage admitted so far in this cycle: the whole tournament is run
+    again for every pick (the reference `FairTournament` is checked against). `memo` (one
+    dict per cycle) keeps each head's shares while the usage on its path is unchanged."""
     first = min(remaining)  # Kueue picks an arbitrary CQ; we pick by name for determinism
     node = nodes[first]
     if node.parent is None:
         return remaining.pop(first)
-    root = node.root()
     memo = {} if memo is None else memo
-    shares: dict[tuple[str, str], Share] = {}
-    requested: dict[str, dict] = {}
-    cqs = memo.get(("cqs", id(root)))
-    if cqs is None:
-        cqs = memo[("cqs", id(root))] = list(root.subtree_cqs())
-    for cq in cqs:
-        entry = remaining.get(cq.name)
-        if entry is None:
-            continue
-        requested[cq.name] = entry.usage
-        shares.update(_head_shares(cq, entry, memo))
-
-    def less(a, b, parent: str) -> bool:
-        sa, sb = shares[(parent, a.cq)], shares[(parent, b.cq)]
-        ba, bb = sa.borrowing_on(requested[a.cq]), sb.borrowing_on(requested[b.cq])
-        if ba != bb:
-            return not ba
-        c = compare(sa, sb)
-        if c != 0:
-            return c < 0
-        if a.info.priority != b.info.priority:
-            return a.info.priority > b.info.priority
-        if a.info.workload.created != b.info.workload.created:
-            return a.info.workload.created < b.info.workload.created
-        return (a.info.uid, a.info.key) < (b.info.uid, b.info.key)
 
     def tournament(cohort: QuotaNode):
-        candidates = []
-        children = memo.get(("children", id(cohort)))
-        if children is None:
-            children = memo[("children", id(cohort))] = (sorted(cohort.child_cohorts, key=lambda n: n.name),
-                                           sorted(cohort.child_cqs, key=lambda n: n.name))
-        for child in children[0]:
-            winner = tournament(child)
-            if winner is not None:
-                candidates.append(winner)
-        for child in children[1]:
-            if child.name in remaining:
-                candidates.append(remaining[child.name])
-        if not candidates:
-            return None
-        best = candidates[0]
-        for current in candidates[1:]:
-            if less(current, best, cohort.name):
-                best = current
-        return best
+        child_cohorts, child_cqs = _children(cohort, memo)
+        candidates = [winner for winner in map(tournament, child_cohorts) if winner is not None]
+        candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
+        return _best(cohort, candidates, nodes, memo)
 
-    winner = tournament(root)
+    winner = tournament(node.root())
     return remaining.pop(winner.cq)
 
 
-def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> list[tuple[tuple[str, str], Share]]:
+class FairTournament:
+    """The order `pop_fair` gives over one cycle, computed incrementally: each cohort keeps
+    its winner until a pick removes a head below it or the usage of a node below it changes
+    (the cohort's `stamp` moves), so a pick re-runs the tournament only on the cohorts along
+    the paths that changed instead of on the whole tree."""
+
+    def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H]) -> None:
+        self.nodes = nodes
+        self.remaining = entries
+        self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
+        self._first = 0
+        self._winners: dict[int, tuple[int, H | None]] = {}  # id(cohort) -> (its stamp, winner)
+        self._memo: dict = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.remaining)
+
+    def pop(self) -> H:
+        names = self._names
+        while names[self._first] not in self.remaining:
+            self._first += 1
+        node = self.nodes[names[self._first]]  # the tree of the first remaining CQ, as pop_fair
+        if node.parent is not None:
+            node = self.nodes[self._winner(node.root()).cq]
+            for ancestor in node.ancestors():
+                self._winners.pop(id(ancestor), None)
+        return self.remaining.pop(node.name)
+
+    def _winner(self, cohort: QuotaNode) -> H | None:
+        cached = self._winners.get(id(cohort))
+        if cached is not None and cached[0] == cohort.stamp:
+            return cached[1]
+        child_cohorts, child_cqs = _children(cohort, self._memo)
+        candidates = [winner for winner in map(self._winner, child_cohorts) if winner is not None]
+        remaining = self.remaining
+        candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
+        best = _best(cohort, candidates, self.nodes, self._memo)
+        self._winners[id(cohort)] = (cohort.stamp, best)
+        return best
+
+
+def _children(cohort: QuotaNode, memo: dict) -> tuple[list[QuotaNode], list[QuotaNode]]:
+    """A cohort's child cohorts and child ClusterQueues in name order (kept in `memo`)."""
+    children = memo.get(("children", id(cohort)))
+    if children is None:
+        children = memo[("children", id(cohort))] = (sorted(cohort.child_cohorts, key=lambda n: n.name),
+                                                     sorted(cohort.child_cqs, key=lambda n: n.name))
+    return children
+
+
+def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
+    """The winner among the heads competing in `cohort` (Kueue's runTournament at one level)."""
+    if not candidates:
+        return None
+    best = candidates[0]
+    best_share = _head_shares(nodes[best.cq], best, memo)[cohort.name]
+    for current in candidates[1:]:
+        share = _head_shares(nodes[current.cq], current, memo)[cohort.name]
+        if _less(current, share, best, best_share):
+            best, best_share = current, share
+    return best
+
+
+def _less(a: Head, sa: Share, b: Head, sb: Share) -> bool:
+    """Kueue's entryComparer.less, with the shares both heads have at the compared level."""
+    ba, bb = sa.borrowing_on(a.usage), sb.borrowing_on(b.usage)
+    if ba != bb:
+        return not ba
+    c = compare(sa, sb)
+    if c != 0:
+        return c < 0
+    if a.info.priority != b.info.priority:
+        return a.info.priority > b.info.priority
+    if a.info.workload.created != b.info.workload.created:
+        return a.info.workload.created < b.info.workload.created
+    return (a.info.uid, a.info.key) < (b.info.uid, b.info.key)
+
+
+def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
     """The shares of `cq` and of each cohort on its path with the head's usage added, keyed
-    (parent, cq) as the tournament reads them. The answer depends only on the usage of the
+    by the parent whose tournament reads them. The answer depends only on the usage of the
     nodes on the path, so it is kept until one of their versions moves."""
+    cached = memo.get(cq.name)
+    if cached is not None and cached[0] is entry and cached[1] == [n.version for n in cached[2]]:
+        return cached[3]
     ancestors = list(cq.ancestors())
     path = [cq] + ancestors[:-1]  # the root's own share is never read
-    cached = memo.get(cq.name)
-    if cached is not None and cached[0] is entry and cached[1] == [n.version for n in path]:
-        return cached[2]
     extras = _spill(cq, entry.usage)
     extras += [{}] * (len(path) - len(extras))
-    found = [((parent.name, cq.name), share_of(child, extra))
-             for child, parent, extra in zip(path, ancestors, extras)]
-    memo[cq.name] = (entry, [n.version for n in path], found)
+    found = {parent.name: share_of(child, extra) for child, parent, extra in zip(path, ancestors, extras)}
+    memo[cq.name] = (entry, [n.version for n in path], path, found)
     return found
 
 
 def _spill(cq: QuotaNode, usage: Mapping[FlavorResource, int]) -> list[dict[FlavorResource, int]]:
     """The usage each node from `cq` up would gain if `usage` were added at `cq` (what
-    QuotaNode.add_usage would do, without touching the tree)."""
+    QuotaNode.add_all would do, without touching the tree)."""
     gains = []
     node: QuotaNode | None = cq
     current = {fr: value for fr, value in usage.items() if value > 0}

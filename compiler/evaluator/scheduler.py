@@ -10,7 +10,7 @@ from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner,
     WAITING_FOR_QUOTA,
 )
-from compiler.evaluator.fairshare import pop_fair
+from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
@@ -473,6 +473,11 @@ class Engine:
     def _ordered(self, entries: list[_Entry]):
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
         this is a generator that is advanced between `_process` calls."""
+        if self.fair_sharing and self.reuse:
+            tournament = FairTournament(self.nodes, {e.cq: e for e in entries})
+            while tournament:
+                yield tournament.pop()
+            return
         if self.fair_sharing:
             remaining = {e.cq: e for e in entries}
             memo: dict = {}

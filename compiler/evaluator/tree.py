@@ -18,7 +18,7 @@ _ZERO_QUOTA = ResourceQuota(0)
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
                  "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
-                 "share")
+                 "share", "stamp")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -34,6 +34,10 @@ class QuotaNode:
         self._height: int | None = None
         self._capacity: dict[FlavorResource, int] = {}
         self.version = 0  # bumped whenever this node's usage changes
+        # Bumped whenever the usage of this node or of any node below it changes: with a
+        # lendingLimit a child's change may stop short of its parent, yet it changes what the
+        # parent's fair-sharing tournament decides.
+        self.stamp = 0
         self.lendable: dict[str, int] | None = None  # fair sharing's per-resource total, cached
         self.share: tuple | None = None  # fair sharing's (version, share) of this node, cached
 
@@ -140,7 +144,7 @@ class QuotaNode:
         return True
 
     # -- usage -------------------------------------------------------------------------------
-    def add_usage(self, fr: FlavorResource, value: int) -> None:
+    def _add_usage(self, fr: FlavorResource, value: int) -> None:
         # Each node keeps the part its lendingLimit hides from the parent (local) and passes
         # the rest up; without a local part (the common case) everything bubbles to the root.
         node: QuotaNode | None = self
@@ -159,7 +163,7 @@ class QuotaNode:
                     value -= local_available
             node = node.parent
 
-    def remove_usage(self, fr: FlavorResource, value: int) -> None:
+    def _remove_usage(self, fr: FlavorResource, value: int) -> None:
         node: QuotaNode | None = self
         while node is not None and value > 0:
             usage = node.usage
@@ -175,11 +179,19 @@ class QuotaNode:
 
     def add_all(self, usage: dict[FlavorResource, int]) -> None:
         for fr, value in usage.items():
-            self.add_usage(fr, value)
+            self._add_usage(fr, value)
+        self._touch()
 
     def remove_all(self, usage: dict[FlavorResource, int]) -> None:
         for fr, value in usage.items():
-            self.remove_usage(fr, value)
+            self._remove_usage(fr, value)
+        self._touch()
+
+    def _touch(self) -> None:
+        node: QuotaNode | None = self
+        while node is not None:
+            node.stamp += 1
+            node = node.parent
 
 
 def quantities_fit_in_quota(node: QuotaNode, requests: dict[FlavorResource, int]):
