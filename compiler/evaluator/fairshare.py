@@ -4,18 +4,25 @@ LessThanInitialShare) over target queues visited by descending share."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Mapping, Protocol, TypeVar
 
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
-    candidate_order, satisfies_policy,
+    candidate_key, candidate_order, satisfies_policy,
 )
 from compiler.evaluator.tree import QuotaNode
 
 INF = float("inf")
+
+
+def _priority(pair: tuple) -> int:
+    """The priority in a (candidate key, workload) pair."""
+    return pair[0][0]
 
 
 @dataclass(frozen=True)
@@ -250,23 +257,32 @@ def _spill(cq: QuotaNode, usage: Mapping[FlavorResource, int]) -> list[dict[Flav
 
 # -- preemption ---------------------------------------------------------------------------------
 class _Ordering:
-    """Target ClusterQueues by descending share from the root, pruning non-borrowing ones."""
+    """Target ClusterQueues by descending share from the root, pruning non-borrowing ones.
 
-    def __init__(self, preemptor_node: QuotaNode, candidates: list, order_key) -> None:
+    Each target queue's candidates are a list of (candidate key, workload) read in place up
+    to an end (the snapshot's sorted list itself when it can be), with a cursor per queue, so
+    a search copies no candidate list."""
+
+    def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key) -> None:
         self.preemptor_node = preemptor_node
         self.ancestors = {id(a) for a in preemptor_node.ancestors()}
-        self.targets: dict[str, list] = {}
-        for info in candidates:
-            self.targets.setdefault(info.cluster_queue, []).append(info)
+        self.targets = targets
+        self.cursors = dict.fromkeys(targets, 0)
         self.pruned_cqs: set[str] = set()
         self.pruned_cohorts: set[int] = set()
         self.order_key = order_key
 
     def has_workload(self, name: str) -> bool:
-        return bool(self.targets.get(name))
+        found = self.targets.get(name)
+        return found is not None and self.cursors[name] < found[1]
 
-    def pop(self, name: str):
-        return self.targets[name].pop(0)
+    def head(self, name: str) -> WorkloadInfo:
+        return self.targets[name][0][self.cursors[name]][1]
+
+    def pop(self, name: str) -> WorkloadInfo:
+        info = self.head(name)
+        self.cursors[name] += 1
+        return info
 
     def __iter__(self):
         node = self.preemptor_node
@@ -289,7 +305,7 @@ class _Ordering:
             if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(cq.name):
                 self.pruned_cqs.add(cq.name)
             elif best_cq is not None and compare(share, best_cq_share) == 0:
-                if self.order_key(self.targets[cq.name][0]) < self.order_key(self.targets[best_cq.name][0]):
+                if self.order_key(self.head(cq.name)) < self.order_key(self.head(best_cq.name)):
                     best_cq = cq
             elif compare(share, best_cq_share) == 1:
                 best_cq, best_cq_share = cq, share
@@ -344,6 +360,8 @@ class FairSharingPreemption:
     def __init__(self, snapshot: Snapshot, strategies: list[str]) -> None:
         self.snapshot = snapshot
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+        self._borrowers: dict[tuple[int, frozenset], list[QuotaNode]] = {}
+        self._epoch = -1
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -360,15 +378,14 @@ class FairSharingPreemption:
         snap = self.snapshot
         node = snap.nodes[request.cq]
         candidates = self._candidates(request, node)
-        if not candidates:
+        if not any(end for _, end in candidates.values()):
             return []
         order_key = candidate_order(request.cq)
-        candidates.sort(key=order_key)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
         done, retry = self._first_pass(request, node, _Ordering(node, candidates, order_key), targets)
         if not done and len(self.strategies) > 1 and retry:
-            done = self._second_pass(request, node, _Ordering(node, retry, order_key), targets)
+            done = self._second_pass(request, node, _Ordering(node, _by_queue(retry), order_key), targets)
         node.remove_all(request.usage)
         if not done:
             snap.restore(targets)
@@ -377,23 +394,50 @@ class FairSharingPreemption:
         snap.restore(targets)
         return targets
 
-    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> list[WorkloadInfo]:
-        """Own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
+    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> dict[str, tuple[list, int]]:
+        """Per ClusterQueue, its candidates in candidate order and how many of them count:
+        own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
         the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows."""
-        snap = self.snapshot
-        policy = snap.specs[request.cq].preemption
-        preemptor = request.preemptor
-        found = []
+        policy = self.snapshot.specs[request.cq].preemption
+        found = {}
         if policy.within_cluster_queue != "Never":
-            found = [info for info in snap.candidates_in(request.cq, request.frs)
-                     if satisfies_policy(preemptor, info, policy.within_cluster_queue)]
+            found[request.cq] = self._allowed(request, request.cq, policy.within_cluster_queue)
         if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            for cq_node in node.root().subtree_cqs():
-                if cq_node is node or not any(cq_node.borrowing(fr) for fr in request.frs):
-                    continue
-                found.extend(info for info in snap.candidates_in(cq_node.name, request.frs)
-                             if satisfies_policy(preemptor, info, policy.reclaim_within_cohort))
+            for cq_node in self._borrowing(node.root(), request.frs):
+                if cq_node is not node:
+                    found[cq_node.name] = self._allowed(request, cq_node.name, policy.reclaim_within_cohort)
         return found
+
+    def _borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
+        """The queues of the tree borrowing one of `frs`. Searches run on the committed tree
+        (Preemptor.at_commit), so the answer holds until the snapshot's next commit."""
+        if self._epoch != self.snapshot.epoch:
+            self._borrowers.clear()
+            self._epoch = self.snapshot.epoch
+        key = (id(root), frs)
+        found = self._borrowers.get(key)
+        if found is None:
+            found = self._borrowers[key] = [cq for cq in root.subtree_cqs()
+                                            if any(cq.borrowing(fr) for fr in frs)]
+        return found
+
+    def _allowed(self, request: PreemptionRequest, cq_name: str, policy: str) -> tuple[list, int]:
+        """(candidate key, workload) of `cq_name`'s workloads using the contested pairs, in
+        candidate order, and how many of them the policy lets the preemptor evict. The
+        snapshot's sorted list is used in place: ordered by priority first, a priority bound
+        is a prefix of it."""
+        snap = self.snapshot
+        if len(request.frs) == 1:
+            pairs = snap.sorted_candidates(cq_name, next(iter(request.frs)))
+        else:
+            pairs = sorted(((candidate_key(info), info) for info in snap.candidates_in(cq_name, request.frs)),
+                           key=itemgetter(0))
+        if policy == "Any":
+            return pairs, len(pairs)
+        if policy == "LowerPriority":
+            return pairs, bisect_left(pairs, request.preemptor.workload.priority, key=_priority)
+        kept = [pair for pair in pairs if satisfies_policy(request.preemptor, pair[1], policy)]
+        return kept, len(kept)
 
     def _fits(self, node: QuotaNode, usage) -> bool:
         node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
@@ -447,3 +491,11 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+def _by_queue(infos: list[WorkloadInfo]) -> dict[str, tuple[list, int]]:
+    """Workloads grouped per ClusterQueue, each group in the order given, as _Ordering reads them."""
+    groups: dict[str, list] = {}
+    for info in infos:
+        groups.setdefault(info.cluster_queue, []).append((None, info))
+    return {name: (pairs, len(pairs)) for name, pairs in groups.items()}
