@@ -5,7 +5,6 @@ LessThanInitialShare) over target queues visited by descending share."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Mapping, Protocol, TypeVar
 
@@ -15,7 +14,7 @@ from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
     candidate_key, candidate_order, satisfies_policy,
 )
-from compiler.evaluator.tree import QuotaNode
+from compiler.evaluator.tree import QuotaNode, versions_kept
 
 INF = float("inf")
 
@@ -25,12 +24,21 @@ def _priority(pair: tuple) -> int:
     return pair[0][0]
 
 
-@dataclass(frozen=True)
 class Share:
-    weight: float
-    ratio: float                 # unweighted dominant ratio (per mille of what the parent can lend)
-    borrowing: bool = False
-    borrowed_frs: frozenset = frozenset()
+    """A dominant resource share: `rank` is Kueue's CompareDRS order as one tuple (a queue of
+    weight 0 that borrows ranks above every other, those among themselves by ratio; the others
+    by ratio over weight), computed once since shares are compared far more often than made."""
+
+    __slots__ = ("weight", "ratio", "borrowing", "borrowed_frs", "rank")
+
+    def __init__(self, weight: float, ratio: float, borrowing: bool = False,
+                 borrowed_frs: frozenset = frozenset()) -> None:
+        self.weight = weight
+        self.ratio = ratio                 # unweighted dominant ratio (per mille of what the parent can lend)
+        self.borrowing = borrowing
+        self.borrowed_frs = borrowed_frs
+        zero_weight_borrows = weight == 0 and ratio != 0
+        self.rank = (zero_weight_borrows, ratio if zero_weight_borrows else self.precise())
 
     def precise(self) -> float:
         if self.ratio == 0:
@@ -38,9 +46,6 @@ class Share:
         if self.weight == 0:
             return INF
         return self.ratio / self.weight
-
-    def zero_weight_borrows(self) -> bool:
-        return self.weight == 0 and self.ratio != 0
 
     def borrowing_on(self, requested: dict) -> bool:
         return any(requested.get(fr, 0) > 0 for fr in self.borrowed_frs)
@@ -50,33 +55,28 @@ NEGATIVE = Share(1.0, -1.0)
 
 
 def compare(a: Share, b: Share) -> int:
-    if a.zero_weight_borrows() and b.zero_weight_borrows():
-        return (a.ratio > b.ratio) - (a.ratio < b.ratio)
-    if a.zero_weight_borrows():
-        return 1
-    if b.zero_weight_borrows():
-        return -1
-    x, y = a.precise(), b.precise()
+    x, y = a.rank, b.rank
     return (x > y) - (x < y)
 
 
 def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> Share:
     """The node's dominant resource share, with `extra` usage on top of its own if given.
-    Without `extra` it is kept on the node until the node's usage changes."""
+    Without `extra` it is kept on the node per version: a preemption search removes and puts
+    back workloads, and the node's version (hence its share) comes back with its usage."""
     if not extra:
-        cached = node.share
-        if cached is not None and cached[0] == node.version:
-            return cached[1]
-        share = _share(node, None)
-        node.share = (node.version, share)
+        cache = node.share
+        share = cache.get(node.version)
+        if share is None:
+            if len(cache) >= 8:
+                cache.clear()
+            share = cache[node.version] = _share(node, None)
         return share
     return _share(node, extra)
 
 
 def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
-    weight = float(node.weight)
     if node.parent is None:
-        return Share(weight, 0.0)
+        return Share(node.weight, 0.0)
     borrowed: dict[str, int] = {}
     frs = []
     usage = node.usage
@@ -88,18 +88,18 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
             borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
             frs.append(fr)
     if not borrowed:
-        return Share(weight, 0.0)
+        return Share(node.weight, 0.0)  # (a share of 0 ranks the same whatever the weight)
     lendable = node.lendable
     if lendable is None:  # what the parent could lend per resource depends on quotas only
         lendable = node.lendable = {}
         for fr in node.root().subtree:
             lendable[fr[1]] = lendable.get(fr[1], 0) + node.parent.max_capacity(fr)
     ratio = 0.0
-    for res in sorted(borrowed):
+    for res, amount in borrowed.items():
         total = lendable.get(res, 0)
         if total > 0:
-            ratio = max(ratio, borrowed[res] * 1000.0 / total)
-    return Share(weight, ratio, True, frozenset(frs))
+            ratio = max(ratio, amount * 1000.0 / total)
+    return Share(float(node.weight), ratio, True, frozenset(frs))
 
 
 # -- ordering of heads (the tournament) ----------------------------------------------------------
@@ -128,7 +128,7 @@ def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H], memo: dict
     memo = {} if memo is None else memo
 
     def tournament(cohort: QuotaNode):
-        child_cohorts, child_cqs = _children(cohort, memo)
+        child_cohorts, child_cqs = cohort.children_by_name()
         candidates = [winner for winner in map(tournament, child_cohorts) if winner is not None]
         candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
         return _best(cohort, candidates, nodes, memo)
@@ -169,22 +169,13 @@ class FairTournament:
         cached = self._winners.get(id(cohort))
         if cached is not None and cached[0] == cohort.stamp:
             return cached[1]
-        child_cohorts, child_cqs = _children(cohort, self._memo)
+        child_cohorts, child_cqs = cohort.children_by_name()
         candidates = [winner for winner in map(self._winner, child_cohorts) if winner is not None]
         remaining = self.remaining
         candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
         best = _best(cohort, candidates, self.nodes, self._memo)
         self._winners[id(cohort)] = (cohort.stamp, best)
         return best
-
-
-def _children(cohort: QuotaNode, memo: dict) -> tuple[list[QuotaNode], list[QuotaNode]]:
-    """A cohort's child cohorts and child ClusterQueues in name order (kept in `memo`)."""
-    children = memo.get(("children", id(cohort)))
-    if children is None:
-        children = memo[("children", id(cohort))] = (sorted(cohort.child_cohorts, key=lambda n: n.name),
-                                                     sorted(cohort.child_cqs, key=lambda n: n.name))
-    return children
 
 
 def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
@@ -217,17 +208,24 @@ def _less(a: Head, sa: Share, b: Head, sb: Share) -> bool:
 
 def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
     """The shares of `cq` and of each cohort on its path with the head's usage added, keyed
-    by the parent whose tournament reads them. The answer depends only on the usage of the
-    nodes on the path, so it is kept until one of their versions moves."""
+    by the parent whose tournament reads them. The share at one level depends only on the
+    usage of the nodes from `cq` up to that level, so each is kept until one of their
+    versions moves: a change in a cohort recomputes the shares from that cohort up only."""
     cached = memo.get(cq.name)
-    if cached is not None and cached[0] is entry and cached[1] == [n.version for n in cached[2]]:
-        return cached[3]
-    ancestors = list(cq.ancestors())
-    path = [cq] + ancestors[:-1]  # the root's own share is never read
-    extras = _spill(cq, entry.usage)
-    extras += [{}] * (len(path) - len(extras))
-    found = {parent.name: share_of(child, extra) for child, parent, extra in zip(path, ancestors, extras)}
-    memo[cq.name] = (entry, [n.version for n in path], path, found)
+    if cached is None or cached[0] is not entry:
+        ancestors = list(cq.ancestors())
+        path = [cq] + ancestors[:-1]  # the root's own share is never read
+        cached = memo[cq.name] = (entry, [-1] * len(path), path, [a.name for a in ancestors], {})
+    _, versions, path, parents, found = cached
+    first = 0
+    while first < len(path) and versions[first] == path[first].version:
+        first += 1
+    if first < len(path):
+        extras = _spill(cq, entry.usage)
+        for level in range(first, len(path)):
+            node = path[level]
+            found[parents[level]] = share_of(node, extras[level] if level < len(extras) else None)
+            versions[level] = node.version
     return found
 
 
@@ -298,7 +296,8 @@ class _Ordering:
 
     def _next(self, cohort: QuotaNode):
         best_cq, best_cq_share = None, NEGATIVE
-        for cq in sorted(cohort.child_cqs, key=lambda n: n.name):
+        child_cohorts, child_cqs = cohort.children_by_name()
+        for cq in child_cqs:
             if cq.name in self.pruned_cqs:
                 continue
             share = share_of(cq)
@@ -310,7 +309,7 @@ class _Ordering:
             elif compare(share, best_cq_share) == 1:
                 best_cq, best_cq_share = cq, share
         best_cohort, best_cohort_share = None, NEGATIVE
-        for child in sorted(cohort.child_cohorts, key=lambda n: n.name):
+        for child in child_cohorts:
             if id(child) in self.pruned_cohorts:
                 continue
             share = share_of(child)
@@ -330,12 +329,17 @@ class _Ordering:
         return share_of(_almost(self.preemptor_node, lca)), share_of(_almost(target, lca))
 
     def target_share_after_removal(self, target: QuotaNode, info) -> Share:
-        target.remove_all(info.usage)
-        try:
-            lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-            return share_of(_almost(target, lca))
-        finally:
-            target.add_all(info.usage)
+        with versions_kept(_path(target)):
+            target.remove_all(info.usage)
+            try:
+                lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
+                return share_of(_almost(target, lca))
+            finally:
+                target.add_all(info.usage)
+
+
+def _path(node: QuotaNode) -> list[QuotaNode]:
+    return [node, *node.ancestors()]
 
 
 def _almost(node: QuotaNode, lca: QuotaNode) -> QuotaNode:
@@ -361,6 +365,7 @@ class FairSharingPreemption:
         self.snapshot = snapshot
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers: dict[tuple[int, frozenset], list[QuotaNode]] = {}
+        self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
         self._epoch = -1
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
@@ -380,6 +385,16 @@ class FairSharingPreemption:
         candidates = self._candidates(request, node)
         if not any(end for _, end in candidates.values()):
             return []
+        root = node.root()
+        tree = self._trees.get(id(root))
+        if tree is None:
+            tree = self._trees[id(root)] = list(root.subtree_nodes())
+        with versions_kept(tree):  # the search undoes each of its edits
+            return self._search(request, node, candidates)
+
+    def _search(self, request: PreemptionRequest, node: QuotaNode,
+                candidates: dict[str, tuple[list, int]]) -> list[Target]:
+        snap = self.snapshot
         order_key = candidate_order(request.cq)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
@@ -440,9 +455,10 @@ class FairSharingPreemption:
         return kept, len(kept)
 
     def _fits(self, node: QuotaNode, usage) -> bool:
-        node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
-        ok = self.snapshot.fits(node, usage, True)
-        node.add_all(usage)
+        with versions_kept(_path(node)):
+            node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
+            ok = self.snapshot.fits(node, usage, True)
+            node.add_all(usage)
         return ok
 
     def _take(self, request: PreemptionRequest, node: QuotaNode, info: WorkloadInfo, reason: str,
