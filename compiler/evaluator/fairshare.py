@@ -329,13 +329,27 @@ class _Ordering:
         return share_of(_almost(self.preemptor_node, lca)), share_of(_almost(target, lca))
 
     def target_share_after_removal(self, target: QuotaNode, info) -> Share:
-        with versions_kept(_path(target)):
-            target.remove_all(info.usage)
-            try:
-                lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-                return share_of(_almost(target, lca))
-            finally:
-                target.add_all(info.usage)
+        """The target's share, as `shares` reads it, with `info` evicted (without touching
+        the tree: the usage the eviction would take off that node is passed as extra)."""
+        lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
+        almost = _almost(target, lca)
+        return share_of(almost, {fr: -value for fr, value in _removal_reaching(target, info.usage, almost).items()})
+
+
+def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode) -> dict:
+    """The usage that removing `usage` at `node` takes off `upto`, one of its ancestors (what
+    QuotaNode.remove_all would do: a node passes up only what it had stored in its parent)."""
+    current = {fr: value for fr, value in usage.items() if value > 0}
+    while node is not upto and current:
+        following = {}
+        for fr, value in current.items():
+            used = node.usage.get(fr, 0)
+            stored_in_parent = used - node.local.get(fr, 0) if node.local else used
+            if stored_in_parent > 0:
+                following[fr] = min(value, stored_in_parent)
+        node = node.parent
+        current = following
+    return current
 
 
 def _path(node: QuotaNode) -> list[QuotaNode]:

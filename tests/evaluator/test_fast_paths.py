@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, pop_fair
+from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.result import EvaluationResult
 from compiler.evaluator.scheduler import Engine
@@ -106,3 +106,32 @@ def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
         # and usage moves elsewhere, as an eviction or a reservation would
         engine.nodes[rnd.choice(sorted(engine.nodes))].add_all({(rnd.choice(FLAVORS), "cpu"): 1000 * rnd.randint(2, 9)})
     assert not tournament
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_share_after_removal_is_the_share_of_the_tree_without_the_workload(seed: int) -> None:
+    """A fair-sharing search judges a target's share after an eviction without touching the
+    tree (through lendingLimits, only part of a removal reaches the parent): it must equal the
+    share read off the tree with the workload really removed."""
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=120, queues=12)))
+    engine.run(3)
+    admitted = [info for per_cq in engine.admitted.values() for info in per_cq.values()]
+    assert admitted
+    checked = 0
+    for preemptor in sorted(engine.nodes):
+        node = engine.nodes[preemptor]
+        if node.parent is None:
+            continue
+        ordering = _Ordering(node, {}, None)
+        for info in admitted:
+            target = engine.nodes[info.cluster_queue]
+            if target is node or target.root() is not node.root():
+                continue
+            computed = ordering.target_share_after_removal(target, info)
+            target.remove_all(info.usage)
+            lca = next(a for a in target.ancestors() if id(a) in ordering.ancestors)
+            expected = _share(_almost(target, lca), None)
+            target.add_all(info.usage)
+            assert computed.rank == expected.rank and computed.borrowed_frs == expected.borrowed_frs
+            checked += 1
+    assert checked > 20
