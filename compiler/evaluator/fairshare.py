@@ -295,32 +295,39 @@ class _Ordering:
                 yield target
 
     def _next(self, cohort: QuotaNode):
-        best_cq, best_cq_share = None, NEGATIVE
+        # Shares are compared through their ranks (what `compare` compares), inline: this runs
+        # for every child of every cohort on the way down, for each target visited.
+        best_cq, best_cq_rank = None, NEGATIVE.rank
         child_cohorts, child_cqs = cohort.children_by_name()
+        pruned_cqs = self.pruned_cqs
         for cq in child_cqs:
-            if cq.name in self.pruned_cqs:
+            name = cq.name
+            if name in pruned_cqs:
                 continue
             share = share_of(cq)
-            if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(cq.name):
-                self.pruned_cqs.add(cq.name)
-            elif best_cq is not None and compare(share, best_cq_share) == 0:
-                if self.order_key(self.head(cq.name)) < self.order_key(self.head(best_cq.name)):
+            if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(name):
+                pruned_cqs.add(name)
+                continue
+            rank = share.rank
+            if best_cq is not None and rank == best_cq_rank:
+                if self.order_key(self.head(name)) < self.order_key(self.head(best_cq.name)):
                     best_cq = cq
-            elif compare(share, best_cq_share) == 1:
-                best_cq, best_cq_share = cq, share
-        best_cohort, best_cohort_share = None, NEGATIVE
+            elif rank > best_cq_rank:
+                best_cq, best_cq_rank = cq, rank
+        best_cohort, best_cohort_rank = None, NEGATIVE.rank
+        pruned_cohorts = self.pruned_cohorts
         for child in child_cohorts:
-            if id(child) in self.pruned_cohorts:
+            if id(child) in pruned_cohorts:
                 continue
             share = share_of(child)
             if not share.borrowing and id(child) not in self.ancestors:
-                self.pruned_cohorts.add(id(child))
-            elif compare(share, best_cohort_share) >= 0:
-                best_cohort, best_cohort_share = child, share
+                pruned_cohorts.add(id(child))
+            elif share.rank >= best_cohort_rank:
+                best_cohort, best_cohort_rank = child, share.rank
         if best_cohort is None and best_cq is None:
-            self.pruned_cohorts.add(id(cohort))
+            pruned_cohorts.add(id(cohort))
             return None
-        if compare(best_cohort_share, best_cq_share) >= 0:
+        if best_cohort_rank >= best_cq_rank:
             return self._next(best_cohort)
         return best_cq
 
