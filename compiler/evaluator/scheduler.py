@@ -359,11 +359,8 @@ class Engine:
             if not targets:
                 borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
                 return NO_CANDIDATES, borrow
-            for target in targets:
-                self.preemptor.remove(target.info)
-            borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
-            for target in targets:
-                self.preemptor.add(target.info)
+            with self.preemptor.without(targets):
+                borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
             if any(t.info.cluster_queue == cq_name for t in targets):
                 return PREEMPT, borrow
             return RECLAIM, borrow
@@ -573,12 +570,8 @@ class Engine:
             entry.reason = WAITING_FOR_QUOTA
             self._remember_scan(info, assignment)
             return False
-        removal = list(preempted.values()) + entry.targets
-        for target in removal:
-            self.preemptor.remove(target.info)
-        fits = all(node.available(fr) >= value for fr, value in assignment.usage.items())
-        for target in removal:
-            self.preemptor.add(target.info)
+        with self.preemptor.without([*preempted.values(), *entry.targets]):
+            fits = all(node.available(fr) >= value for fr, value in assignment.usage.items())
         if not fits:
             entry.skipped = True
             entry.status = "skipped"
