@@ -8,6 +8,7 @@ Follows Kueue's flavorassigner: resource groups, flavors in listed order, struct
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor
@@ -28,6 +29,7 @@ PENDING = "Pending"
 _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
 
 
+@lru_cache(maxsize=None)  # a pure function of a resource name, asked for every pod set tried
 def _fnv64a(text: str) -> int:
     value = 0xcbf29ce484222325
     for byte in text.encode():
