@@ -34,6 +34,7 @@ _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAV
 _units = lru_cache(maxsize=65536)(format_units)
 
 
+@lru_cache(maxsize=None)  # a pure function of a resource name, asked for every pod set tried
 def _fnv64a(text: str) -> int:
     value = 0xcbf29ce484222325
     for byte in text.encode():

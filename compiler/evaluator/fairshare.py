@@ -4,26 +4,41 @@ LessThanInitialShare) over target queues visited by descending share."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from operator import itemgetter
 from typing import Mapping, Protocol, TypeVar
 
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
-    candidate_order, satisfies_policy,
+    candidate_key, candidate_order, satisfies_policy,
 )
-from compiler.evaluator.tree import QuotaNode
+from compiler.evaluator.tree import QuotaNode, versions_kept
 
 INF = float("inf")
 
 
-@dataclass(frozen=True)
+def _priority(pair: tuple) -> int:
+    """The priority in a (candidate key, workload) pair."""
+    return pair[0][0]
+
+
 class Share:
-    weight: float
-    ratio: float                 # unweighted dominant ratio (per mille of what the parent can lend)
-    borrowing: bool = False
-    borrowed_frs: frozenset = frozenset()
+    """A dominant resource share: `rank` is Kueue's CompareDRS order as one tuple (a queue of
+    weight 0 that borrows ranks above every other, those among themselves by ratio; the others
+    by ratio over weight), computed once since shares are compared far more often than made."""
+
+    __slots__ = ("weight", "ratio", "borrowing", "borrowed_frs", "rank")
+
+    def __init__(self, weight: float, ratio: float, borrowing: bool = False,
+                 borrowed_frs: frozenset = frozenset()) -> None:
+        self.weight = weight
+        self.ratio = ratio                 # unweighted dominant ratio (per mille of what the parent can lend)
+        self.borrowing = borrowing
+        self.borrowed_frs = borrowed_frs
+        zero_weight_borrows = weight == 0 and ratio != 0
+        self.rank = (zero_weight_borrows, ratio if zero_weight_borrows else self.precise())
 
     def precise(self) -> float:
         if self.ratio == 0:
@@ -31,9 +46,6 @@ class Share:
         if self.weight == 0:
             return INF
         return self.ratio / self.weight
-
-    def zero_weight_borrows(self) -> bool:
-        return self.weight == 0 and self.ratio != 0
 
     def borrowing_on(self, requested: dict) -> bool:
         return any(requested.get(fr, 0) > 0 for fr in self.borrowed_frs)
@@ -43,33 +55,28 @@ NEGATIVE = Share(1.0, -1.0)
 
 
 def compare(a: Share, b: Share) -> int:
-    if a.zero_weight_borrows() and b.zero_weight_borrows():
-        return (a.ratio > b.ratio) - (a.ratio < b.ratio)
-    if a.zero_weight_borrows():
-        return 1
-    if b.zero_weight_borrows():
-        return -1
-    x, y = a.precise(), b.precise()
+    x, y = a.rank, b.rank
     return (x > y) - (x < y)
 
 
 def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None) -> Share:
     """The node's dominant resource share, with `extra` usage on top of its own if given.
-    Without `extra` it is kept on the node until the node's usage changes."""
+    Without `extra` it is kept on the node per version: a preemption search removes and puts
+    back workloads, and the node's version (hence its share) comes back with its usage."""
     if not extra:
-        cached = node.share
-        if cached is not None and cached[0] == node.version:
-            return cached[1]
-        share = _share(node, None)
-        node.share = (node.version, share)
+        cache = node.share
+        share = cache.get(node.version)
+        if share is None:
+            if len(cache) >= 8:
+                cache.clear()
+            share = cache[node.version] = _share(node, None)
         return share
     return _share(node, extra)
 
 
 def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
-    weight = float(node.weight)
     if node.parent is None:
-        return Share(weight, 0.0)
+        return Share(node.weight, 0.0)
     borrowed: dict[str, int] = {}
     frs = []
     usage = node.usage
@@ -81,18 +88,18 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
             borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
             frs.append(fr)
     if not borrowed:
-        return Share(weight, 0.0)
+        return Share(node.weight, 0.0)  # (a share of 0 ranks the same whatever the weight)
     lendable = node.lendable
     if lendable is None:  # what the parent could lend per resource depends on quotas only
         lendable = node.lendable = {}
         for fr in node.root().subtree:
             lendable[fr[1]] = lendable.get(fr[1], 0) + node.parent.max_capacity(fr)
     ratio = 0.0
-    for res in sorted(borrowed):
+    for res, amount in borrowed.items():
         total = lendable.get(res, 0)
         if total > 0:
-            ratio = max(ratio, borrowed[res] * 1000.0 / total)
-    return Share(weight, ratio, True, frozenset(frs))
+            ratio = max(ratio, amount * 1000.0 / total)
+    return Share(float(node.weight), ratio, True, frozenset(frs))
 
 
 # -- ordering of heads (the tournament) ----------------------------------------------------------
@@ -111,86 +118,120 @@ H = TypeVar("H", bound=Head)
 
 def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H], memo: dict | None = None) -> H:
     """Pick the next entry among `remaining` (CQ name -> head), as Kueue's fair sharing
-    iterator does with the usage admitted so far in this cycle. `memo` (one dict per cycle)
-    keeps each head's shares while the usage on its path is unchanged, and the tree's
-    ClusterQueues and each cohort's children in name order."""
+    iterator does with the usage admitted so far in this cycle: the whole tournament is run
+    again for every pick (the reference `FairTournament` is checked against). `memo` (one
+    dict per cycle) keeps each head's shares while the usage on its path is unchanged."""
     first = min(remaining)  # Kueue picks an arbitrary CQ; we pick by name for determinism
     node = nodes[first]
     if node.parent is None:
         return remaining.pop(first)
-    root = node.root()
     memo = {} if memo is None else memo
-    shares: dict[tuple[str, str], Share] = {}
-    requested: dict[str, dict] = {}
-    cqs = memo.get(("cqs", id(root)))
-    if cqs is None:
-        cqs = memo[("cqs", id(root))] = list(root.subtree_cqs())
-    for cq in cqs:
-        entry = remaining.get(cq.name)
-        if entry is None:
-            continue
-        requested[cq.name] = entry.usage
-        shares.update(_head_shares(cq, entry, memo))
-
-    def less(a, b, parent: str) -> bool:
-        sa, sb = shares[(parent, a.cq)], shares[(parent, b.cq)]
-        ba, bb = sa.borrowing_on(requested[a.cq]), sb.borrowing_on(requested[b.cq])
-        if ba != bb:
-            return not ba
-        c = compare(sa, sb)
-        if c != 0:
-            return c < 0
-        if a.info.priority != b.info.priority:
-            return a.info.priority > b.info.priority
-        if a.info.workload.created != b.info.workload.created:
-            return a.info.workload.created < b.info.workload.created
-        return (a.info.uid, a.info.key) < (b.info.uid, b.info.key)
 
     def tournament(cohort: QuotaNode):
-        candidates = []
-        children = memo.get(("children", id(cohort)))
-        if children is None:
-            children = memo[("children", id(cohort))] = (sorted(cohort.child_cohorts, key=lambda n: n.name),
-                                           sorted(cohort.child_cqs, key=lambda n: n.name))
-        for child in children[0]:
-            winner = tournament(child)
-            if winner is not None:
-                candidates.append(winner)
-        for child in children[1]:
-            if child.name in remaining:
-                candidates.append(remaining[child.name])
-        if not candidates:
-            return None
-        best = candidates[0]
-        for current in candidates[1:]:
-            if less(current, best, cohort.name):
-                best = current
-        return best
+        child_cohorts, child_cqs = cohort.children_by_name()
+        candidates = [winner for winner in map(tournament, child_cohorts) if winner is not None]
+        candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
+        return _best(cohort, candidates, nodes, memo)
 
-    winner = tournament(root)
+    winner = tournament(node.root())
     return remaining.pop(winner.cq)
 
 
-def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> list[tuple[tuple[str, str], Share]]:
+class FairTournament:
+    """The order `pop_fair` gives over one cycle, computed incrementally: each cohort keeps
+    its winner until a pick removes a head below it or the usage of a node below it changes
+    (the cohort's `stamp` moves), so a pick re-runs the tournament only on the cohorts along
+    the paths that changed instead of on the whole tree."""
+
+    def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H]) -> None:
+        self.nodes = nodes
+        self.remaining = entries
+        self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
+        self._first = 0
+        self._winners: dict[int, tuple[int, H | None]] = {}  # id(cohort) -> (its stamp, winner)
+        self._memo: dict = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.remaining)
+
+    def pop(self) -> H:
+        names = self._names
+        while names[self._first] not in self.remaining:
+            self._first += 1
+        node = self.nodes[names[self._first]]  # the tree of the first remaining CQ, as pop_fair
+        if node.parent is not None:
+            node = self.nodes[self._winner(node.root()).cq]
+            for ancestor in node.ancestors():
+                self._winners.pop(id(ancestor), None)
+        return self.remaining.pop(node.name)
+
+    def _winner(self, cohort: QuotaNode) -> H | None:
+        cached = self._winners.get(id(cohort))
+        if cached is not None and cached[0] == cohort.stamp:
+            return cached[1]
+        child_cohorts, child_cqs = cohort.children_by_name()
+        candidates = [winner for winner in map(self._winner, child_cohorts) if winner is not None]
+        remaining = self.remaining
+        candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
+        best = _best(cohort, candidates, self.nodes, self._memo)
+        self._winners[id(cohort)] = (cohort.stamp, best)
+        return best
+
+
+def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
+    """The winner among the heads competing in `cohort` (Kueue's runTournament at one level)."""
+    if not candidates:
+        return None
+    best = candidates[0]
+    best_share = _head_shares(nodes[best.cq], best, memo)[cohort.name]
+    for current in candidates[1:]:
+        share = _head_shares(nodes[current.cq], current, memo)[cohort.name]
+        if _less(current, share, best, best_share):
+            best, best_share = current, share
+    return best
+
+
+def _less(a: Head, sa: Share, b: Head, sb: Share) -> bool:
+    """Kueue's entryComparer.less, with the shares both heads have at the compared level."""
+    ba, bb = sa.borrowing_on(a.usage), sb.borrowing_on(b.usage)
+    if ba != bb:
+        return not ba
+    c = compare(sa, sb)
+    if c != 0:
+        return c < 0
+    if a.info.priority != b.info.priority:
+        return a.info.priority > b.info.priority
+    if a.info.workload.created != b.info.workload.created:
+        return a.info.workload.created < b.info.workload.created
+    return (a.info.uid, a.info.key) < (b.info.uid, b.info.key)
+
+
+def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
     """The shares of `cq` and of each cohort on its path with the head's usage added, keyed
-    (parent, cq) as the tournament reads them. The answer depends only on the usage of the
-    nodes on the path, so it is kept until one of their versions moves."""
-    ancestors = list(cq.ancestors())
-    path = [cq] + ancestors[:-1]  # the root's own share is never read
+    by the parent whose tournament reads them. The share at one level depends only on the
+    usage of the nodes from `cq` up to that level, so each is kept until one of their
+    versions moves: a change in a cohort recomputes the shares from that cohort up only."""
     cached = memo.get(cq.name)
-    if cached is not None and cached[0] is entry and cached[1] == [n.version for n in path]:
-        return cached[2]
-    extras = _spill(cq, entry.usage)
-    extras += [{}] * (len(path) - len(extras))
-    found = [((parent.name, cq.name), share_of(child, extra))
-             for child, parent, extra in zip(path, ancestors, extras)]
-    memo[cq.name] = (entry, [n.version for n in path], found)
+    if cached is None or cached[0] is not entry:
+        ancestors = list(cq.ancestors())
+        path = [cq] + ancestors[:-1]  # the root's own share is never read
+        cached = memo[cq.name] = (entry, [-1] * len(path), path, [a.name for a in ancestors], {})
+    _, versions, path, parents, found = cached
+    first = 0
+    while first < len(path) and versions[first] == path[first].version:
+        first += 1
+    if first < len(path):
+        extras = _spill(cq, entry.usage)
+        for level in range(first, len(path)):
+            node = path[level]
+            found[parents[level]] = share_of(node, extras[level] if level < len(extras) else None)
+            versions[level] = node.version
     return found
 
 
 def _spill(cq: QuotaNode, usage: Mapping[FlavorResource, int]) -> list[dict[FlavorResource, int]]:
     """The usage each node from `cq` up would gain if `usage` were added at `cq` (what
-    QuotaNode.add_usage would do, without touching the tree)."""
+    QuotaNode.add_all would do, without touching the tree)."""
     gains = []
     node: QuotaNode | None = cq
     current = {fr: value for fr, value in usage.items() if value > 0}
@@ -214,23 +255,32 @@ def _spill(cq: QuotaNode, usage: Mapping[FlavorResource, int]) -> list[dict[Flav
 
 # -- preemption ---------------------------------------------------------------------------------
 class _Ordering:
-    """Target ClusterQueues by descending share from the root, pruning non-borrowing ones."""
+    """Target ClusterQueues by descending share from the root, pruning non-borrowing ones.
 
-    def __init__(self, preemptor_node: QuotaNode, candidates: list, order_key) -> None:
+    Each target queue's candidates are a list of (candidate key, workload) read in place up
+    to an end (the snapshot's sorted list itself when it can be), with a cursor per queue, so
+    a search copies no candidate list."""
+
+    def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key) -> None:
         self.preemptor_node = preemptor_node
         self.ancestors = {id(a) for a in preemptor_node.ancestors()}
-        self.targets: dict[str, list] = {}
-        for info in candidates:
-            self.targets.setdefault(info.cluster_queue, []).append(info)
+        self.targets = targets
+        self.cursors = dict.fromkeys(targets, 0)
         self.pruned_cqs: set[str] = set()
         self.pruned_cohorts: set[int] = set()
         self.order_key = order_key
 
     def has_workload(self, name: str) -> bool:
-        return bool(self.targets.get(name))
+        found = self.targets.get(name)
+        return found is not None and self.cursors[name] < found[1]
 
-    def pop(self, name: str):
-        return self.targets[name].pop(0)
+    def head(self, name: str) -> WorkloadInfo:
+        return self.targets[name][0][self.cursors[name]][1]
+
+    def pop(self, name: str) -> WorkloadInfo:
+        info = self.head(name)
+        self.cursors[name] += 1
+        return info
 
     def __iter__(self):
         node = self.preemptor_node
@@ -245,31 +295,39 @@ class _Ordering:
                 yield target
 
     def _next(self, cohort: QuotaNode):
-        best_cq, best_cq_share = None, NEGATIVE
-        for cq in sorted(cohort.child_cqs, key=lambda n: n.name):
-            if cq.name in self.pruned_cqs:
+        # Shares are compared through their ranks (what `compare` compares), inline: this runs
+        # for every child of every cohort on the way down, for each target visited.
+        best_cq, best_cq_rank = None, NEGATIVE.rank
+        child_cohorts, child_cqs = cohort.children_by_name()
+        pruned_cqs = self.pruned_cqs
+        for cq in child_cqs:
+            name = cq.name
+            if name in pruned_cqs:
                 continue
             share = share_of(cq)
-            if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(cq.name):
-                self.pruned_cqs.add(cq.name)
-            elif best_cq is not None and compare(share, best_cq_share) == 0:
-                if self.order_key(self.targets[cq.name][0]) < self.order_key(self.targets[best_cq.name][0]):
+            if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(name):
+                pruned_cqs.add(name)
+                continue
+            rank = share.rank
+            if best_cq is not None and rank == best_cq_rank:
+                if self.order_key(self.head(name)) < self.order_key(self.head(best_cq.name)):
                     best_cq = cq
-            elif compare(share, best_cq_share) == 1:
-                best_cq, best_cq_share = cq, share
-        best_cohort, best_cohort_share = None, NEGATIVE
-        for child in sorted(cohort.child_cohorts, key=lambda n: n.name):
-            if id(child) in self.pruned_cohorts:
+            elif rank > best_cq_rank:
+                best_cq, best_cq_rank = cq, rank
+        best_cohort, best_cohort_rank = None, NEGATIVE.rank
+        pruned_cohorts = self.pruned_cohorts
+        for child in child_cohorts:
+            if id(child) in pruned_cohorts:
                 continue
             share = share_of(child)
             if not share.borrowing and id(child) not in self.ancestors:
-                self.pruned_cohorts.add(id(child))
-            elif compare(share, best_cohort_share) >= 0:
-                best_cohort, best_cohort_share = child, share
+                pruned_cohorts.add(id(child))
+            elif share.rank >= best_cohort_rank:
+                best_cohort, best_cohort_rank = child, share.rank
         if best_cohort is None and best_cq is None:
-            self.pruned_cohorts.add(id(cohort))
+            pruned_cohorts.add(id(cohort))
             return None
-        if compare(best_cohort_share, best_cq_share) >= 0:
+        if best_cohort_rank >= best_cq_rank:
             return self._next(best_cohort)
         return best_cq
 
@@ -278,12 +336,31 @@ class _Ordering:
         return share_of(_almost(self.preemptor_node, lca)), share_of(_almost(target, lca))
 
     def target_share_after_removal(self, target: QuotaNode, info) -> Share:
-        target.remove_all(info.usage)
-        try:
-            lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-            return share_of(_almost(target, lca))
-        finally:
-            target.add_all(info.usage)
+        """The target's share, as `shares` reads it, with `info` evicted (without touching
+        the tree: the usage the eviction would take off that node is passed as extra)."""
+        lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
+        almost = _almost(target, lca)
+        return share_of(almost, {fr: -value for fr, value in _removal_reaching(target, info.usage, almost).items()})
+
+
+def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode) -> dict:
+    """The usage that removing `usage` at `node` takes off `upto`, one of its ancestors (what
+    QuotaNode.remove_all would do: a node passes up only what it had stored in its parent)."""
+    current = {fr: value for fr, value in usage.items() if value > 0}
+    while node is not upto and current:
+        following = {}
+        for fr, value in current.items():
+            used = node.usage.get(fr, 0)
+            stored_in_parent = used - node.local.get(fr, 0) if node.local else used
+            if stored_in_parent > 0:
+                following[fr] = min(value, stored_in_parent)
+        node = node.parent
+        current = following
+    return current
+
+
+def _path(node: QuotaNode) -> list[QuotaNode]:
+    return [node, *node.ancestors()]
 
 
 def _almost(node: QuotaNode, lca: QuotaNode) -> QuotaNode:
@@ -308,6 +385,9 @@ class FairSharingPreemption:
     def __init__(self, snapshot: Snapshot, strategies: list[str]) -> None:
         self.snapshot = snapshot
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+        self._borrowers: dict[tuple[int, frozenset], list[QuotaNode]] = {}
+        self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
+        self._epoch = -1
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -324,15 +404,24 @@ class FairSharingPreemption:
         snap = self.snapshot
         node = snap.nodes[request.cq]
         candidates = self._candidates(request, node)
-        if not candidates:
+        if not any(end for _, end in candidates.values()):
             return []
+        root = node.root()
+        tree = self._trees.get(id(root))
+        if tree is None:
+            tree = self._trees[id(root)] = list(root.subtree_nodes())
+        with versions_kept(tree):  # the search undoes each of its edits
+            return self._search(request, node, candidates)
+
+    def _search(self, request: PreemptionRequest, node: QuotaNode,
+                candidates: dict[str, tuple[list, int]]) -> list[Target]:
+        snap = self.snapshot
         order_key = candidate_order(request.cq)
-        candidates.sort(key=order_key)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
         done, retry = self._first_pass(request, node, _Ordering(node, candidates, order_key), targets)
         if not done and len(self.strategies) > 1 and retry:
-            done = self._second_pass(request, node, _Ordering(node, retry, order_key), targets)
+            done = self._second_pass(request, node, _Ordering(node, _by_queue(retry), order_key), targets)
         node.remove_all(request.usage)
         if not done:
             snap.restore(targets)
@@ -341,28 +430,56 @@ class FairSharingPreemption:
         snap.restore(targets)
         return targets
 
-    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> list[WorkloadInfo]:
-        """Own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
+    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> dict[str, tuple[list, int]]:
+        """Per ClusterQueue, its candidates in candidate order and how many of them count:
+        own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
         the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows."""
-        snap = self.snapshot
-        policy = snap.specs[request.cq].preemption
-        preemptor = request.preemptor
-        found = []
+        policy = self.snapshot.specs[request.cq].preemption
+        found = {}
         if policy.within_cluster_queue != "Never":
-            found = [info for info in snap.candidates_in(request.cq, request.frs)
-                     if satisfies_policy(preemptor, info, policy.within_cluster_queue)]
+            found[request.cq] = self._allowed(request, request.cq, policy.within_cluster_queue)
         if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            for cq_node in node.root().subtree_cqs():
-                if cq_node is node or not any(cq_node.borrowing(fr) for fr in request.frs):
-                    continue
-                found.extend(info for info in snap.candidates_in(cq_node.name, request.frs)
-                             if satisfies_policy(preemptor, info, policy.reclaim_within_cohort))
+            for cq_node in self._borrowing(node.root(), request.frs):
+                if cq_node is not node:
+                    found[cq_node.name] = self._allowed(request, cq_node.name, policy.reclaim_within_cohort)
         return found
 
+    def _borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
+        """The queues of the tree borrowing one of `frs`. Searches run on the committed tree
+        (Preemptor.at_commit), so the answer holds until the snapshot's next commit."""
+        if self._epoch != self.snapshot.epoch:
+            self._borrowers.clear()
+            self._epoch = self.snapshot.epoch
+        key = (id(root), frs)
+        found = self._borrowers.get(key)
+        if found is None:
+            found = self._borrowers[key] = [cq for cq in root.subtree_cqs()
+                                            if any(cq.borrowing(fr) for fr in frs)]
+        return found
+
+    def _allowed(self, request: PreemptionRequest, cq_name: str, policy: str) -> tuple[list, int]:
+        """(candidate key, workload) of `cq_name`'s workloads using the contested pairs, in
+        candidate order, and how many of them the policy lets the preemptor evict. The
+        snapshot's sorted list is used in place: ordered by priority first, a priority bound
+        is a prefix of it."""
+        snap = self.snapshot
+        if len(request.frs) == 1:
+            pairs = snap.sorted_candidates(cq_name, next(iter(request.frs)))
+        else:
+            pairs = sorted(((candidate_key(info), info) for info in snap.candidates_in(cq_name, request.frs)),
+                           key=itemgetter(0))
+        if policy == "Any":
+            return pairs, len(pairs)
+        if policy == "LowerPriority":
+            return pairs, bisect_left(pairs, request.preemptor.workload.priority, key=_priority)
+        kept = [pair for pair in pairs if satisfies_policy(request.preemptor, pair[1], policy)]
+        return kept, len(kept)
+
     def _fits(self, node: QuotaNode, usage) -> bool:
-        node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
-        ok = self.snapshot.fits(node, usage, True)
-        node.add_all(usage)
+        with versions_kept(_path(node)):
+            node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
+            ok = self.snapshot.fits(node, usage, True)
+            node.add_all(usage)
         return ok
 
     def _take(self, request: PreemptionRequest, node: QuotaNode, info: WorkloadInfo, reason: str,
@@ -411,3 +528,11 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+def _by_queue(infos: list[WorkloadInfo]) -> dict[str, tuple[list, int]]:
+    """Workloads grouped per ClusterQueue, each group in the order given, as _Ordering reads them."""
+    groups: dict[str, list] = {}
+    for info in infos:
+        groups.setdefault(info.cluster_queue, []).append((None, info))
+    return {name: (pairs, len(pairs)) for name, pairs in groups.items()}

@@ -7,6 +7,7 @@ the other."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Iterable
 
 from compiler.evaluator.classical import ClassicalPreemption
 from compiler.evaluator.fairshare import FairSharingPreemption
@@ -52,12 +53,18 @@ class Preemptor:
     def untrack(self, info: WorkloadInfo) -> None:
         self.snapshot.untrack(info)
 
-    def remove(self, info: WorkloadInfo) -> None:
-        """Take `info`'s usage out of the tree (a simulated eviction); `add` undoes it."""
-        self.snapshot.remove(info)
-
-    def add(self, info: WorkloadInfo) -> None:
-        self.snapshot.add(info)
+    @contextmanager
+    def without(self, targets: Iterable[Target]):
+        """The quota tree with `targets` evicted (simulated) inside the block, as it was again
+        after it."""
+        infos = [target.info for target in targets]
+        for info in infos:
+            self.snapshot.remove(info)
+        try:
+            yield
+        finally:
+            for info in infos:
+                self.snapshot.add(info)
 
     def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
                 usage: dict[FlavorResource, int]) -> list[Target]:

@@ -10,7 +10,7 @@ from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
     Assignment, FlavorAssigner, WAITING_FOR_QUOTA,
 )
-from compiler.evaluator.fairshare import pop_fair
+from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
@@ -375,11 +375,8 @@ class Engine:
             if not targets:
                 borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
                 return NO_CANDIDATES, borrow
-            for target in targets:
-                self.preemptor.remove(target.info)
-            borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
-            for target in targets:
-                self.preemptor.add(target.info)
+            with self.preemptor.without(targets):
+                borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
             if any(t.info.cluster_queue == cq_name for t in targets):
                 return PREEMPT, borrow
             return RECLAIM, borrow
@@ -529,6 +526,11 @@ class Engine:
     def _ordered(self, entries: list[_Entry]):
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
         this is a generator that is advanced between `_process` calls."""
+        if self.fair_sharing and self.reuse:
+            tournament = FairTournament(self.nodes, {e.cq: e for e in entries})
+            while tournament:
+                yield tournament.pop()
+            return
         if self.fair_sharing:
             remaining = {e.cq: e for e in entries}
             memo: dict = {}
@@ -630,12 +632,8 @@ class Engine:
             entry.reason = WAITING_FOR_QUOTA
             self._remember_scan(info, assignment)
             return False
-        removal = list(preempted.values()) + entry.targets
-        for target in removal:
-            self.preemptor.remove(target.info)
-        fits = all(node.available(fr) >= value for fr, value in assignment.usage.items())
-        for target in removal:
-            self.preemptor.add(target.info)
+        with self.preemptor.without([*preempted.values(), *entry.targets]):
+            fits = all(node.available(fr) >= value for fr, value in assignment.usage.items())
         if not fits:
             entry.skipped = True
             entry.status = "skipped"

@@ -8,17 +8,23 @@ workload walks its ancestors once; cohort totals are never recomputed from scrat
 
 from __future__ import annotations
 
-from typing import Iterator
+from contextlib import contextmanager
+from itertools import count
+from typing import Iterable, Iterator
 
 from compiler.evaluator.models import FlavorResource, ResourceQuota
 
 _ZERO_QUOTA = ResourceQuota(0)
+# Every usage change gives its node a version never handed out before, so one version of a
+# node always means one usage of it: a cache keyed by it may be kept across edits that are
+# undone (see `versions_kept`).
+_VERSIONS = count(1)
 
 
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
                  "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
-                 "share")
+                 "share", "stamp", "_by_name")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -33,9 +39,14 @@ class QuotaNode:
         self.weight = weight
         self._height: int | None = None
         self._capacity: dict[FlavorResource, int] = {}
-        self.version = 0  # bumped whenever this node's usage changes
+        self.version = 0  # renewed (from _VERSIONS) whenever this node's usage changes
+        # Bumped whenever the usage of this node or of any node below it changes: with a
+        # lendingLimit a child's change may stop short of its parent, yet it changes what the
+        # parent's fair-sharing tournament decides.
+        self.stamp = 0
+        self._by_name: tuple[list[QuotaNode], list[QuotaNode]] | None = None
         self.lendable: dict[str, int] | None = None  # fair sharing's per-resource total, cached
-        self.share: tuple | None = None  # fair sharing's (version, share) of this node, cached
+        self.share: dict = {}  # fair sharing's share of this node per version, a few kept
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
@@ -61,6 +72,20 @@ class QuotaNode:
                 height = max(height, child.height() + 1)
             self._height = height
         return self._height
+
+    def children_by_name(self) -> tuple[list["QuotaNode"], list["QuotaNode"]]:
+        """Child cohorts and child ClusterQueues, each in name order (the tree is fixed once
+        built, so this is sorted once)."""
+        if self._by_name is None:
+            self._by_name = (sorted(self.child_cohorts, key=lambda n: n.name),
+                             sorted(self.child_cqs, key=lambda n: n.name))
+        return self._by_name
+
+    def subtree_nodes(self) -> Iterator["QuotaNode"]:
+        yield self
+        yield from self.child_cqs
+        for child in self.child_cohorts:
+            yield from child.subtree_nodes()
 
     def subtree_cqs(self) -> Iterator["QuotaNode"]:
         yield from self.child_cqs
@@ -140,7 +165,7 @@ class QuotaNode:
         return True
 
     # -- usage -------------------------------------------------------------------------------
-    def add_usage(self, fr: FlavorResource, value: int) -> None:
+    def _add_usage(self, fr: FlavorResource, value: int) -> None:
         # Each node keeps the part its lendingLimit hides from the parent (local) and passes
         # the rest up; without a local part (the common case) everything bubbles to the root.
         node: QuotaNode | None = self
@@ -148,7 +173,7 @@ class QuotaNode:
             usage = node.usage
             used = usage.get(fr, 0)
             usage[fr] = used + value
-            node.version += 1
+            node.version = next(_VERSIONS)
             if node.parent is None:
                 return
             if node.local:
@@ -159,14 +184,14 @@ class QuotaNode:
                     value -= local_available
             node = node.parent
 
-    def remove_usage(self, fr: FlavorResource, value: int) -> None:
+    def _remove_usage(self, fr: FlavorResource, value: int) -> None:
         node: QuotaNode | None = self
         while node is not None and value > 0:
             usage = node.usage
             used = usage.get(fr, 0)
             stored_in_parent = used - node.local.get(fr, 0) if node.local else used
             usage[fr] = used - value
-            node.version += 1
+            node.version = next(_VERSIONS)
             if stored_in_parent <= 0 or node.parent is None:
                 return
             if value > stored_in_parent:
@@ -175,11 +200,31 @@ class QuotaNode:
 
     def add_all(self, usage: dict[FlavorResource, int]) -> None:
         for fr, value in usage.items():
-            self.add_usage(fr, value)
+            self._add_usage(fr, value)
+        self._touch()
 
     def remove_all(self, usage: dict[FlavorResource, int]) -> None:
         for fr, value in usage.items():
-            self.remove_usage(fr, value)
+            self._remove_usage(fr, value)
+        self._touch()
+
+    def _touch(self) -> None:
+        node: QuotaNode | None = self
+        while node is not None:
+            node.stamp += 1
+            node = node.parent
+
+
+@contextmanager
+def versions_kept(nodes: Iterable[QuotaNode]):
+    """For edits that leave each of `nodes` with the usage it had (simulated evictions that
+    are undone): on leaving, the nodes get their versions back, so what was computed from
+    their usage before stays valid. Only nodes in `nodes` may be edited, and on an exception
+    the versions stay new."""
+    saved = [(node, node.version) for node in nodes]
+    yield
+    for node, version in saved:
+        node.version = version
 
 
 def quantities_fit_in_quota(node: QuotaNode, requests: dict[FlavorResource, int]):

@@ -1,0 +1,137 @@
+"""The engine's fast paths decide exactly what its plain paths decide: the incremental
+fair-sharing tournament against the tournament re-run on every pick, and the reusing engine
+against the one that recomputes everything, on a churning world with fair sharing on and off."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+
+import pytest
+
+from compiler.evaluator import load_manifests
+from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, pop_fair
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.result import EvaluationResult
+from compiler.evaluator.scheduler import Engine
+
+FLAVORS = ("f0", "f1")
+
+
+def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8) -> list[dict]:
+    """Two cohort trees (a root with two sub-cohorts, and a flat one), queues with lending and
+    borrowing limits and fair weights, preempting in and across queues; more work than fits."""
+    rnd = random.Random(seed)
+    docs: list[dict] = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f}}
+                        for f in FLAVORS]
+    if fair_sharing:
+        docs.append({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                     "fairSharing": {"enable": True}})
+    for name, parent in (("root", None), ("a", "root"), ("b", "root"), ("flat", None)):
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": name},
+                     "spec": {"parentName": parent} if parent else {}})
+    for i in range(queues):
+        quotas = []
+        for f in FLAVORS:
+            cpu = {"name": "cpu", "nominalQuota": str(rnd.randint(2, 8))}
+            if i % 3 == 1:
+                cpu["lendingLimit"] = "1"
+            if i % 4 == 2:
+                cpu["borrowingLimit"] = "3"
+            quotas.append({"name": f, "resources": [cpu, {"name": "gpu", "nominalQuota": str(rnd.randint(0, 2))}]})
+        spec = {"cohortName": ("a", "b", "flat")[i % 3], "namespaceSelector": {},
+                "preemption": {"withinClusterQueue": "LowerPriority",
+                               "reclaimWithinCohort": ("Any", "LowerPriority", "Never")[i % 3]},
+                "resourceGroups": [{"coveredResources": ["cpu", "gpu"], "flavors": quotas}]}
+        if i % 2:
+            spec["fairSharing"] = {"weight": str(rnd.choice([0, 1, 2]))}
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": f"cq{i}"},
+                     "spec": spec})
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                     "metadata": {"name": "lq", "namespace": f"ns{i}"}, "spec": {"clusterQueue": f"cq{i}"}})
+    for w in range(workloads):
+        requests = {"cpu": str(rnd.choice([1, 2, 3, 5]))}
+        if rnd.random() < 0.3:
+            requests["gpu"] = "1"
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                     "metadata": {"name": f"w{w:03d}", "namespace": f"ns{rnd.randrange(queues)}",
+                                  "creationTimestamp": f"2026-01-01T00:{w // 60:02d}:{w % 60:02d}Z"},
+                     "spec": {"queueName": "lq", "priority": rnd.choice([0, 1, 5]), "podSets": [
+                         {"name": "main", "count": rnd.choice([1, 2]), "template": {"spec": {"containers": [
+                             {"name": "c", "resources": {"requests": requests}}]}}}]}})
+    return docs
+
+
+def _run(docs: list[dict], reuse: bool) -> Engine:
+    engine = Engine(load_manifests(docs), reuse=reuse)
+    engine.journal = []
+    engine.run(None)
+    return engine
+
+
+@pytest.mark.parametrize("fair_sharing", [False, True])
+def test_fast_engine_decides_what_the_plain_engine_decides(fair_sharing: bool) -> None:
+    fast, plain = _run(_world(fair_sharing), True), _run(_world(fair_sharing), False)
+    assert fast.cycle > 3 and any(kind == "preempted" for kind, _, _ in fast.journal)
+    assert [(kind, info.key, by) for kind, info, by in fast.journal] == \
+        [(kind, info.key, by) for kind, info, by in plain.journal]
+    assert json.dumps(EvaluationResult(fast).to_json()) == json.dumps(EvaluationResult(plain).to_json())
+    assert (fast.cycle, fast.decisions) == (plain.cycle, plain.decisions)
+
+
+@dataclass
+class _Head:
+    cq: str
+    info: WorkloadInfo
+    usage: dict = field(default_factory=dict)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
+    """Between picks, usage is admitted below some cohorts (through lendingLimits that keep
+    part of it from the parent): the incremental tournament picks what a full re-run picks."""
+    rnd = random.Random(seed)
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=0, queues=24)))
+    infos = [WorkloadInfo(w) for w in load_manifests(_world(True, seed=seed, workloads=24, queues=24)).workloads]
+    heads = {}
+    for info, cq in zip(infos, sorted(engine.nodes)):
+        heads[cq] = _Head(cq, info, {(rnd.choice(FLAVORS), "cpu"): 1000 * rnd.randint(1, 9)})
+    tournament = FairTournament(engine.nodes, dict(heads))
+    remaining = dict(heads)
+    while remaining:
+        expected = pop_fair(engine.nodes, remaining)
+        assert tournament.pop() is expected
+        engine.nodes[expected.cq].add_all(expected.usage)  # admitted: its usage changes the shares
+        # and usage moves elsewhere, as an eviction or a reservation would
+        engine.nodes[rnd.choice(sorted(engine.nodes))].add_all({(rnd.choice(FLAVORS), "cpu"): 1000 * rnd.randint(2, 9)})
+    assert not tournament
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_share_after_removal_is_the_share_of_the_tree_without_the_workload(seed: int) -> None:
+    """A fair-sharing search judges a target's share after an eviction without touching the
+    tree (through lendingLimits, only part of a removal reaches the parent): it must equal the
+    share read off the tree with the workload really removed."""
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=120, queues=12)))
+    engine.run(3)
+    admitted = [info for per_cq in engine.admitted.values() for info in per_cq.values()]
+    assert admitted
+    checked = 0
+    for preemptor in sorted(engine.nodes):
+        node = engine.nodes[preemptor]
+        if node.parent is None:
+            continue
+        ordering = _Ordering(node, {}, None)
+        for info in admitted:
+            target = engine.nodes[info.cluster_queue]
+            if target is node or target.root() is not node.root():
+                continue
+            computed = ordering.target_share_after_removal(target, info)
+            target.remove_all(info.usage)
+            lca = next(a for a in target.ancestors() if id(a) in ordering.ancestors)
+            expected = _share(_almost(target, lca), None)
+            target.add_all(info.usage)
+            assert computed.rank == expected.rank and computed.borrowed_frs == expected.borrowed_frs
+            checked += 1
+    assert checked > 20
