@@ -211,17 +211,11 @@ def test_make_target_names_the_build_command_when_the_oracle_is_absent(tmp_path:
 
 # ---- against Kueue itself ------------------------------------------------------------------
 # Worlds of the fixed slice where the engines still disagree, each an open divergence of the
-# Python engine that is not fixed yet (issue 8): listed here, shrunk by `make differential`, and
-# described in BENCHMARKS.md. Any other disagreement fails; so does a listed world that agrees
-# now (take it off the list).
-KNOWN_DIVERGENCES = {
-    9: "admits a multi-pod-set workload Kueue keeps pending (pod-set order of the flavor scan)",
-    13: "a BestEffortFIFO class after a preemption in the same cycle: Kueue keeps it pending",
-    18: "which pod set fails first with node affinity and 'previously considered podsets'",
-    92: "admits where Kueue's cycle-1 requeue of the set-up keeps the workload pending",
-    135: "admits where Kueue's cycle-1 requeue of the set-up keeps the workload pending",
-    136: "a preemption chain with lending limits and reclaimWithinCohort Any",
-}
+# Python engine that is not fixed yet (issue 8), with why: shrink one with `make differential`.
+# None is open: every world of the slice agrees (the last ones were fixed with the scenarios
+# eviction-of-a-queueless-workload-requeues-nothing, victim-is-back-for-the-next-cycle and the
+# oracle's set-up requeue). Any disagreement fails; so would a listed world that agrees.
+KNOWN_DIVERGENCES: dict[int, str] = {}
 
 
 @pytest.mark.skipif(not ORACLE.is_file(), reason="kueue-oracle not built (go not on PATH)")
