@@ -199,30 +199,8 @@ spec:
       spec:
         containers:
         - {name: w, image: nginx, resources: {requests: {cpu: 200m}}}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: fast-
-  namespace: default
-  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/pod-group-name: fast}
-  annotations: {kueue.x-k8s.io/pod-group-total-count: "4", kueue.x-k8s.io/pod-group-fast-admission: "true"}
-spec:
-  containers:
-  - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: fast-
-  namespace: default
-  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/pod-group-name: fast}
-  annotations: {kueue.x-k8s.io/pod-group-total-count: "4", kueue.x-k8s.io/pod-group-fast-admission: "true"}
-spec:
-  containers:
-  - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
----
-apiVersion: v1
+"""
+FAST_POD = """apiVersion: v1
 kind: Pod
 metadata:
   generateName: fast-
@@ -233,6 +211,7 @@ spec:
   containers:
   - {name: c, image: busybox, resources: {limits: {cpu: 500m, memory: 1000Mi}}}
 """
+EXTRA["more-kinds.yaml"] += "".join(f"---\n{FAST_POD}" for _ in range(3))
 
 # No queue-name label: the webhooks of Job, JobSet, MPIJob, RayJob, RayCluster, LeaderWorkerSet
 # and TrainJob give the namespace's `default` LocalQueue (not in kube-system); the Kubeflow
@@ -278,21 +257,12 @@ spec:
     workerTemplate:
       spec:
         containers: [{name: w, image: nginx, resources: {requests: {cpu: 200m}}}]
----
-apiVersion: batch/v1
-kind: Job
-metadata: {generateName: sys-, namespace: kube-system}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: default, namespace: kube-system}
-spec: {clusterQueue: cluster-queue}
 """
+# the same Job and a `default` LocalQueue in kube-system, which Kueue's default
+# managedJobsNamespaceSelector leaves alone
+EXTRA["default-local-queue.yaml"] += "---\n" + "---\n".join(
+    doc.replace("namespace: team", "namespace: kube-system")
+    for doc in EXTRA["default-local-queue.yaml"].split("---\n")[:2])
 
 # Where Kueue builds no Workload at all. An incomplete pod group (2 of the 3 pods its
 # total-count annotation announces): Kueue's pod integration waits for the whole group
