@@ -183,6 +183,7 @@ class Engine:
         # Names of the queues whose heap may be non-empty (pushed to since a cycle last found
         # the heap empty): a cycle visits these, not all queues.
         self._waiting: set[str] = set()
+        self._tree_queues: dict[int, list[_Queue]] | None = None
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
@@ -592,10 +593,8 @@ class Engine:
         # The evictions complete after this cycle's heads went back to their queues (in Kueue
         # the victims' quota is released by the workload controller, later): the workloads
         # found inadmissible this cycle are requeued with the others.
-        if touched_roots:
-            for name, queue in self.queues.items():
-                if id(self.nodes[name].root()) in touched_roots:
-                    queue.requeue_inadmissible()
+        for root in touched_roots:
+            self._requeue_tree(root)
         self._return_evicted(returning)
         self._returning = self._evicted_now
         return changed or bool(returning) or bool(self._returning)
@@ -825,9 +824,18 @@ class Engine:
         self.preemptor.untrack(info)
         info.holds_quota = False
         info.status = "finished"
-        root = node.root()
-        for name, queue in self.queues.items():
-            if queue.inadmissible and self.nodes[name].root() is root:
+        self._requeue_tree(id(node.root()))
+
+    def _requeue_tree(self, root: int) -> None:
+        """Kueue's requeue on a quota release: the inadmissible workloads of every queue in the
+        cohort tree with this root (by id) go back to their heaps. The queues of each tree are
+        listed once (the tree does not change during a run)."""
+        if self._tree_queues is None:
+            self._tree_queues = {}
+            for name, queue in self.queues.items():
+                self._tree_queues.setdefault(id(self.nodes[name].root()), []).append(queue)
+        for queue in self._tree_queues.get(root, ()):
+            if queue.inadmissible or queue.bulk_moved:
                 queue.requeue_inadmissible()
 
     def rescan(self) -> None:
