@@ -185,6 +185,7 @@ class Engine:
         # Names of the queues whose heap may be non-empty (pushed to since a cycle last found
         # the heap empty): a cycle visits these, not all queues.
         self._waiting: set[str] = set()
+        self._tree_queues: dict[int, list[_Queue]] | None = None
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
@@ -593,10 +594,8 @@ class Engine:
         # The evictions complete after this cycle's heads went back to their queues (in Kueue
         # the victims' quota is released by the workload controller, later): the workloads
         # found inadmissible this cycle are requeued with the others.
-        if touched_roots:
-            for name, queue in self.queues.items():
-                if id(self.nodes[name].root()) in touched_roots:
-                    queue.requeue_inadmissible()
+        for root in touched_roots:
+            self._requeue_tree(root)
         # The victims are back in their queues for the very next cycle, ordered by their
         # eviction: Kueue's workload controller requeues a victim as soon as its eviction
         # completes (with the preemptor still at the head of its queue). Holding them back one
@@ -838,10 +837,19 @@ class Engine:
         info.holds_quota = False
         info.status = "finished"
         root = self._requeue_root(info)
-        if root is None:
-            return
-        for name, queue in self.queues.items():
-            if queue.inadmissible and self.nodes[name].root() is root:
+        if root is not None:
+            self._requeue_tree(id(root))
+
+    def _requeue_tree(self, root: int) -> None:
+        """Kueue's requeue on a quota release: the inadmissible workloads of every queue in the
+        cohort tree with this root (by id) go back to their heaps. The queues of each tree are
+        listed once (the tree does not change during a run)."""
+        if self._tree_queues is None:
+            self._tree_queues = {}
+            for name, queue in self.queues.items():
+                self._tree_queues.setdefault(id(self.nodes[name].root()), []).append(queue)
+        for queue in self._tree_queues.get(root, ()):
+            if queue.inadmissible or queue.bulk_moved:
                 queue.requeue_inadmissible()
 
     def rescan(self) -> None:
