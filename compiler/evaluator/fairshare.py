@@ -5,6 +5,7 @@ LessThanInitialShare) over target queues visited by descending share."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from functools import lru_cache
 from operator import itemgetter
 from typing import Mapping, Protocol, TypeVar
 
@@ -76,19 +77,22 @@ def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None)
 
 def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
     if node.parent is None:
-        return Share(node.weight, 0.0)
+        return _not_borrowing(node.weight)
+    usage = node.usage
+    if extra:
+        usage = dict(usage)
+        for fr, value in extra.items():
+            usage[fr] = usage.get(fr, 0) + value
+    subtree = node.subtree
     borrowed: dict[str, int] = {}
     frs = []
-    usage = node.usage
-    for fr, quota in node.subtree.items():
-        amount = usage.get(fr, 0) - quota
-        if extra:
-            amount += extra.get(fr, 0)
-        if amount > 0:
-            borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
+    for fr, used in usage.items():  # only a pair in use can be borrowed
+        quota = subtree.get(fr)
+        if quota is not None and used > quota:
+            borrowed[fr[1]] = borrowed.get(fr[1], 0) + used - quota
             frs.append(fr)
     if not borrowed:
-        return Share(node.weight, 0.0)  # (a share of 0 ranks the same whatever the weight)
+        return _not_borrowing(node.weight)
     lendable = node.lendable
     if lendable is None:  # what the parent could lend per resource depends on quotas only
         lendable = node.lendable = {}
@@ -99,7 +103,12 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
         total = lendable.get(res, 0)
         if total > 0:
             ratio = max(ratio, amount * 1000.0 / total)
-    return Share(float(node.weight), ratio, True, frozenset(frs))
+    return Share(node.weight, ratio, True, frozenset(frs))
+
+
+@lru_cache(maxsize=None)
+def _not_borrowing(weight: float) -> Share:
+    return Share(weight, 0.0)  # (a share of 0 ranks the same whatever the weight)
 
 
 # -- ordering of heads (the tournament) ----------------------------------------------------------
