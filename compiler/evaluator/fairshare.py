@@ -188,31 +188,18 @@ class FairTournament:
 
 
 def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
-    """The winner among the heads competing in `cohort` (Kueue's runTournament at one level)."""
+    """The winner among the heads competing in `cohort` (Kueue's runTournament at one level):
+    the least by Kueue's entryComparer.less, which is this order of keys: not borrowing on the
+    requested pairs first, then the lower share, the higher priority, the older, the lower UID."""
     if not candidates:
         return None
-    best = candidates[0]
-    best_share = _head_shares(nodes[best.cq], best, memo)[cohort.name]
-    for current in candidates[1:]:
-        share = _head_shares(nodes[current.cq], current, memo)[cohort.name]
-        if _less(current, share, best, best_share):
-            best, best_share = current, share
-    return best
 
+    def key(head: H) -> tuple:
+        share = _head_shares(nodes[head.cq], head, memo)[cohort.name]
+        info = head.info
+        return (share.borrowing_on(head.usage), share.rank, -info.priority, info.workload.created, info.uid, info.key)
 
-def _less(a: Head, sa: Share, b: Head, sb: Share) -> bool:
-    """Kueue's entryComparer.less, with the shares both heads have at the compared level."""
-    ba, bb = sa.borrowing_on(a.usage), sb.borrowing_on(b.usage)
-    if ba != bb:
-        return not ba
-    c = compare(sa, sb)
-    if c != 0:
-        return c < 0
-    if a.info.priority != b.info.priority:
-        return a.info.priority > b.info.priority
-    if a.info.workload.created != b.info.workload.created:
-        return a.info.workload.created < b.info.workload.created
-    return (a.info.uid, a.info.key) < (b.info.uid, b.info.key)
+    return min(candidates, key=key)
 
 
 def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
