@@ -5,6 +5,7 @@ LessThanInitialShare) over target queues visited by descending share."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from functools import lru_cache
 from operator import itemgetter
 from typing import Mapping, Protocol, TypeVar
 
@@ -76,19 +77,22 @@ def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None)
 
 def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
     if node.parent is None:
-        return Share(node.weight, 0.0)
+        return _not_borrowing(node.weight)
+    usage = node.usage
+    if extra:
+        usage = dict(usage)
+        for fr, value in extra.items():
+            usage[fr] = usage.get(fr, 0) + value
+    subtree = node.subtree
     borrowed: dict[str, int] = {}
     frs = []
-    usage = node.usage
-    for fr, quota in node.subtree.items():
-        amount = usage.get(fr, 0) - quota
-        if extra:
-            amount += extra.get(fr, 0)
-        if amount > 0:
-            borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
+    for fr, used in usage.items():  # only a pair in use can be borrowed
+        quota = subtree.get(fr)
+        if quota is not None and used > quota:
+            borrowed[fr[1]] = borrowed.get(fr[1], 0) + used - quota
             frs.append(fr)
     if not borrowed:
-        return Share(node.weight, 0.0)  # (a share of 0 ranks the same whatever the weight)
+        return _not_borrowing(node.weight)
     lendable = node.lendable
     if lendable is None:  # what the parent could lend per resource depends on quotas only
         lendable = node.lendable = {}
@@ -99,7 +103,12 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
         total = lendable.get(res, 0)
         if total > 0:
             ratio = max(ratio, amount * 1000.0 / total)
-    return Share(float(node.weight), ratio, True, frozenset(frs))
+    return Share(node.weight, ratio, True, frozenset(frs))
+
+
+@lru_cache(maxsize=None)
+def _not_borrowing(weight: float) -> Share:
+    return Share(weight, 0.0)  # (a share of 0 ranks the same whatever the weight)
 
 
 # -- ordering of heads (the tournament) ----------------------------------------------------------
@@ -179,31 +188,18 @@ class FairTournament:
 
 
 def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
-    """The winner among the heads competing in `cohort` (Kueue's runTournament at one level)."""
+    """The winner among the heads competing in `cohort` (Kueue's runTournament at one level):
+    the least by Kueue's entryComparer.less, which is this order of keys: not borrowing on the
+    requested pairs first, then the lower share, the higher priority, the older, the lower UID."""
     if not candidates:
         return None
-    best = candidates[0]
-    best_share = _head_shares(nodes[best.cq], best, memo)[cohort.name]
-    for current in candidates[1:]:
-        share = _head_shares(nodes[current.cq], current, memo)[cohort.name]
-        if _less(current, share, best, best_share):
-            best, best_share = current, share
-    return best
 
+    def key(head: H) -> tuple:
+        share = _head_shares(nodes[head.cq], head, memo)[cohort.name]
+        info = head.info
+        return (share.borrowing_on(head.usage), share.rank, -info.priority, info.workload.created, info.uid, info.key)
 
-def _less(a: Head, sa: Share, b: Head, sb: Share) -> bool:
-    """Kueue's entryComparer.less, with the shares both heads have at the compared level."""
-    ba, bb = sa.borrowing_on(a.usage), sb.borrowing_on(b.usage)
-    if ba != bb:
-        return not ba
-    c = compare(sa, sb)
-    if c != 0:
-        return c < 0
-    if a.info.priority != b.info.priority:
-        return a.info.priority > b.info.priority
-    if a.info.workload.created != b.info.workload.created:
-        return a.info.workload.created < b.info.workload.created
-    return (a.info.uid, a.info.key) < (b.info.uid, b.info.key)
+    return min(candidates, key=key)
 
 
 def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:

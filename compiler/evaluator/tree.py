@@ -36,7 +36,7 @@ class QuotaNode:
         self.local: dict[FlavorResource, int] = {}
         self.child_cqs: list[QuotaNode] = []
         self.child_cohorts: list[QuotaNode] = []
-        self.weight = weight
+        self.weight = float(weight)  # fair sharing divides by it for every share it computes
         self._height: int | None = None
         self._capacity: dict[FlavorResource, int] = {}
         self.version = 0  # renewed (from _VERSIONS) whenever this node's usage changes
