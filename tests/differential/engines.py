@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import json
 import multiprocessing.util
+import os
 import select
 import subprocess
 import tempfile
@@ -110,9 +111,7 @@ class _BatchProcesses:
     def __init__(self) -> None:
         self.processes: dict[Path, tuple[subprocess.Popen, tempfile._TemporaryFileWrapper]] = {}
         atexit.register(self.close)
-        # a worker of a process pool exits without atexit; its finalizers run (and the batch
-        # process is waited for, so its CPU time counts in the parent's)
-        multiprocessing.util.Finalize(self, self.close, exitpriority=10)
+        self.finalizing_pid = 0
 
     def _process(self, binary: Path) -> tuple[subprocess.Popen, tempfile._TemporaryFileWrapper]:
         live = self.processes.get(binary)
@@ -121,6 +120,12 @@ class _BatchProcesses:
                 self._drop(binary)
             # the process's own stderr only carries a crash: per-world diagnostics are in its lines
             errors = tempfile.TemporaryFile("w+")
+            if self.finalizing_pid != os.getpid():
+                # A worker of a process pool exits without running atexit, and a forked worker
+                # drops the finalizers it inherited: register one in this process, so the batch
+                # process is closed and waited for (its CPU time then counts in the parent's).
+                multiprocessing.util.Finalize(self, self.close, exitpriority=10)
+                self.finalizing_pid = os.getpid()
             process = subprocess.Popen([str(binary), "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                        stderr=errors, text=True, bufsize=1)
             live = self.processes[binary] = (process, errors)
