@@ -132,8 +132,16 @@ class Assignment:
     borrowing: int = 0
     no_fit_reason: str = ""
     mode: str = A_NO_FIT
+    # A finished assignment is not changed again, and a reused nomination asks for its
+    # message at every cycle: it is composed once.
+    _message: str | None = field(default=None, repr=False, compare=False)
 
     def message(self) -> str:
+        if self._message is None:
+            self._message = self._compose_message()
+        return self._message
+
+    def _compose_message(self) -> str:
         parts = []
         for ps in self.podsets:
             if ps.is_fit():
