@@ -245,23 +245,19 @@ class ClassicalPreemption:
         while heap:
             _, index, seq, candidate = heap[0]
             name, lca, advantage = sources[index]
+            own = name == request.cq
+            variant = _variant(request.preemptor, spec, own, candidate, advantage)
+            skipped = not own and allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING
+            if not own and not skipped and self._lends_nothing(candidate, lca, request):
+                heapq.heappop(heap)  # the queue leaves the merge: its stream is not read further
+                continue
             following = next(streams[index], None)
             if following is None:
                 heapq.heappop(heap)
             else:
                 heapq.heapreplace(heap, (following[0], index, seq + 1, following[1]))
-            variant = _variant(request.preemptor, spec, name == request.cq, candidate, advantage)
-            if name == request.cq:
+            if not skipped:
                 yield candidate, variant
-                continue
-            if allow_borrowing and variant == RECLAIM_WITHOUT_BORROWING:
-                continue
-            if self._lends_nothing(candidate, lca, request):
-                if following is not None:
-                    heap = [item for item in heap if item[1] != index]
-                    heapq.heapify(heap)
-                continue
-            yield candidate, variant
 
     def _lends_nothing(self, candidate: WorkloadInfo, lca, request: PreemptionRequest) -> bool:
         """A candidate of another queue is worth evicting only while its queue, and each cohort
