@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-import cel
-from cel import stdlib as cel_stdlib
+from compiler.cel.library import cel
+from compiler.cel.library import stdlib as cel_stdlib
 
 from compiler import codes
 from compiler.cel.k8s_ext import KUBERNETES_FUNCTIONS, CelFunctionError, to_cel, to_python

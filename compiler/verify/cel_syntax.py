@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import cel
+from compiler.cel.library import cel
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.k8s.io CELSelectorExpressionMaxLength
 _OPTIONAL_SYNTAX = re.compile(r"\.\?|\[\?")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import cel
+from compiler.cel.library import cel
 
 from .kueue_spec import V1BETA1, V1BETA2
 from .schema_check import format_path
