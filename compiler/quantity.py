@@ -179,3 +179,32 @@ def format_units(resource: str, amount: int) -> str:
     if resource in MILLI_RESOURCES:
         return format_quantity(Fraction(amount, 1000))
     return format_quantity(amount, binary=is_binary_resource(resource))
+
+
+def canonical_quantity(text: object) -> object:
+    """A quantity as Kubernetes' resource.Quantity writes it in JSON (its canonical form, which
+    Kueue hashes for a pod group's roles): the format the text was written in (binary Ki..Ei,
+    decimal suffix, or exponent) with the largest suffix that keeps an integer mantissa, rounded
+    up at nano precision. Unreadable text is returned as is."""
+    raw = str(text).strip()
+    try:
+        value = parse_quantity(raw)
+    except QuantityError:
+        return text
+    if value == 0:
+        return "0"
+    sign, value = ("-", -value) if value < 0 else ("", value)
+    if raw.endswith("i") and value.denominator == 1 and value >= 1024:
+        for suffix, unit in sorted(BINARY_SUFFIXES.items(), key=lambda item: -item[1]):
+            if value % unit == 0:
+                return f"{sign}{value // unit}{suffix}"
+        return f"{sign}{value}"
+    power, mantissa = -9, -(-value * 10 ** 9 // 1)
+    while power < 18 and mantissa % 1000 == 0:
+        mantissa, power = mantissa // 1000, power + 3
+    if "e" in raw.lower() and not raw.endswith(("Ei", "E")):
+        return f"{sign}{mantissa}" + (f"e{power}" if power else "")
+    return f"{sign}{mantissa}{_DECIMAL_SUFFIX_OF_POWER[power]}"
+
+
+_DECIMAL_SUFFIX_OF_POWER = {power: suffix for suffix, power in _DECIMAL_EXPONENTS.items()}

@@ -19,7 +19,7 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue
 from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_RECLAIM_WHILE_BORROWING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot,
-    Target, satisfies_policy,
+    Target, UntilCommit, satisfies_policy,
 )
 from compiler.evaluator.tree import QuotaNode, quantities_fit_in_quota
 
@@ -33,9 +33,8 @@ _KEY = itemgetter(0)
 class ClassicalPreemption:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        # cohort -> contested pairs -> its queues above nominal, while the snapshot is frozen
-        self._above: dict[tuple[int, frozenset], list[QuotaNode]] = {}
-        self._above_epoch = -1
+        # (cohort, contested pairs) -> its queues above nominal, until the next commit
+        self._above = UntilCommit(snapshot)
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         snap = self.snapshot
@@ -98,19 +97,15 @@ class ClassicalPreemption:
         """The queues under `cohort` above nominal for `frs`, pruning whole cohorts within
         nominal. Between two commits of the snapshot (all the nominations of one cycle) the
         answer does not change, so it is computed once per cohort and pairs."""
-        if self._above_epoch != self.snapshot.epoch:
-            self._above.clear()
-            self._above_epoch = self.snapshot.epoch
-        key = (id(cohort), frs)
-        found = self._above.get(key)
-        if found is None:
-            found = []
+        def compute() -> list[QuotaNode]:
+            found: list[QuotaNode] = []
             if not cohort.within_nominal(frs):
                 for child in cohort.child_cohorts:
                     found.extend(self._above_nominal(child, frs))
                 found.extend(cq for cq in cohort.child_cqs if not cq.within_nominal(frs))
-            self._above[key] = found
-        return found
+            return found
+
+        return self._above.get((id(cohort), frs), compute)
 
     def _offers(self, request: PreemptionRequest, cq_name: str) -> bool:
         """Whether `cq_name` has a candidate the policy allows (read off the sorted lists'

@@ -13,7 +13,7 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
-    candidate_key, candidate_order, satisfies_policy,
+    UntilCommit, candidate_key, candidate_order, satisfies_policy,
 )
 from compiler.evaluator.tree import QuotaNode, versions_kept
 
@@ -381,9 +381,8 @@ class FairSharingPreemption:
     def __init__(self, snapshot: Snapshot, strategies: list[str]) -> None:
         self.snapshot = snapshot
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-        self._borrowers: dict[tuple[int, frozenset], list[QuotaNode]] = {}
+        self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
         self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
-        self._epoch = -1
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -443,15 +442,8 @@ class FairSharingPreemption:
     def _borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
         """The queues of the tree borrowing one of `frs`. Searches run on the committed tree
         (Preemptor.at_commit), so the answer holds until the snapshot's next commit."""
-        if self._epoch != self.snapshot.epoch:
-            self._borrowers.clear()
-            self._epoch = self.snapshot.epoch
-        key = (id(root), frs)
-        found = self._borrowers.get(key)
-        if found is None:
-            found = self._borrowers[key] = [cq for cq in root.subtree_cqs()
-                                            if any(cq.borrowing(fr) for fr in frs)]
-        return found
+        return self._borrowers.get((id(root), frs), lambda: [cq for cq in root.subtree_cqs()
+                                                              if any(cq.borrowing(fr) for fr in frs)])
 
     def _allowed(self, request: PreemptionRequest, cq_name: str, policy: str) -> tuple[list, int]:
         """(candidate key, workload) of `cq_name`'s workloads using the contested pairs, in

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Mapping, Protocol
+from typing import Callable, Mapping, Protocol
 
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, FlavorResource
@@ -239,3 +239,25 @@ class Snapshot:
     def restore(self, targets: list[Target]) -> None:
         for target in targets:
             self.add(target.info)
+
+
+class UntilCommit:
+    """Answers about the committed tree that hold until the snapshot's next commit (an
+    admission or an eviction moves its epoch): each is computed once per key in between, which
+    is every nomination of one cycle, and all are dropped when the epoch moves."""
+
+    __slots__ = ("_snapshot", "_epoch", "_answers")
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._epoch = -1
+        self._answers: dict = {}
+
+    def get(self, key, compute: Callable[[], list[QuotaNode]]) -> list[QuotaNode]:
+        if self._epoch != self._snapshot.epoch:
+            self._answers.clear()
+            self._epoch = self._snapshot.epoch
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = compute()
+        return found

@@ -21,10 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from fractions import Fraction
 
 from compiler.evaluator.jobs.base import Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Unusable, one_workload
-from compiler.quantity import QuantityError, parse_quantity
+from compiler.quantity import canonical_quantity
 
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
@@ -45,7 +44,7 @@ def group_workload(group: str, members: list[JobObject]) -> JobWorkload:
     runnable = [m for m in members if _runnable(m)]
     total = _total_count(members[0])
     for member in members:
-        if member.phase == "Failed":
+        if not _runnable(member):
             continue
         if member.labels.get("kueue.x-k8s.io/queue-name") != members[0].labels.get("kueue.x-k8s.io/queue-name"):
             raise Unusable(f"pods '{members[0].name}' and '{member.name}' have different queue names")
@@ -152,46 +151,7 @@ def _containers(value: object) -> object:
 def _resources(value: object) -> object:
     if not isinstance(value, dict) or not value:
         return None
-    return _sorted_map({str(name): go_quantity(amount) for name, amount in value.items()})
-
-
-_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-_BINARY_SUFFIXES = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))
-
-
-def go_quantity(text: object) -> object:
-    """A quantity as Kubernetes' resource.Quantity writes it in JSON (its canonical form): the
-    format the text was written in (binary Ki..Ei, decimal, or exponent), the largest suffix that
-    keeps an integer mantissa. Unreadable text is returned as is."""
-    raw = str(text).strip()
-    try:
-        value = parse_quantity(raw)
-    except QuantityError:
-        return text
-    if value == 0:
-        return "0"
-    sign, value = ("-", -value) if value < 0 else ("", value)
-    if raw.endswith("i") and value.denominator == 1 and value >= 1024:
-        for suffix, shift in _BINARY_SUFFIXES:
-            if value % (1 << shift) == 0:
-                return f"{sign}{value // (1 << shift)}{suffix}"
-        return f"{sign}{value}"
-    exponent = "e" in raw.lower() and not raw.endswith(("Ei", "E"))
-    scaled, power = _decimal(value)
-    if exponent:
-        return f"{sign}{scaled}" + (f"e{power}" if power else "")
-    return f"{sign}{scaled}{_DECIMAL_SUFFIXES[power]}"
-
-
-def _decimal(value: Fraction) -> tuple[int, int]:
-    """value = mantissa x 10^power, power a multiple of 3 from -9 to 18, mantissa an integer
-    (rounded up at nano precision, as Kubernetes rounds), power as large as possible."""
-    power = -9
-    mantissa = -(-value * 10 ** 9 // 1)
-    while power < 18 and mantissa % 1000 == 0:
-        mantissa //= 1000
-        power += 3
-    return int(mantissa), power
+    return _sorted_map({str(name): canonical_quantity(amount) for name, amount in value.items()})
 
 
 ADAPTERS = [Adapter("", ("Pod",), build)]
