@@ -87,3 +87,21 @@ def test_validate_writes_nothing(tmp_path):
     assert result.returncode == 0
     assert "valid policy" in result.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policies"]
+
+
+def test_a_recompile_keeps_unchanged_files_and_rewrites_changed_ones(tmp_path):
+    """Unchanged files keep their inode (make, rsync and file watchers see no change);
+    a changed file is a new file with the new bytes."""
+    policies = write_policy(tmp_path, {"cluster.yaml": CLUSTER, "a.yaml": TEAM_A,
+                                       "b.yaml": team("b", "namespaces: [b]")})
+    out = tmp_path / "out"
+    assert run_cli("compile", str(policies), "--out", str(out)).returncode == 0
+    queues = out / "lab" / "kueue" / "clusterqueues"
+    before = {p.name: p.stat().st_ino for p in queues.iterdir()}
+    (policies / "a.yaml").write_text(TEAM_A.replace("guaranteed: 8", "guaranteed: 4"))
+    assert run_cli("compile", str(policies), "--out", str(out)).returncode == 0
+    assert (queues / "b.yaml").stat().st_ino == before["b.yaml"]
+    assert (queues / "b.yaml").stat().st_nlink == 1, "the replaced folder is gone, one link remains"
+    assert (queues / "a.yaml").stat().st_ino != before["a.yaml"]
+    assert "nominalQuota: '4'" in (queues / "a.yaml").read_text()
+    assert not [p for p in (out / "lab").parent.iterdir() if p.name.startswith(".")]
