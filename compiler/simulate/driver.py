@@ -108,7 +108,7 @@ class Simulation:
         priorities = {p.name for p in self.cluster.priorities}
         runs, resolved, names = [], [], set()
         for index, job in enumerate(trace.jobs):
-            where = SourcePosition(trace_path)
+            where = trace.where(index, trace_path)
             team = self.teams.get(job.team)
             if team is None:
                 sink.error(codes.UNKNOWN_TEAM, f"jobs[{index}]: unknown team '{job.team}'; teams of "

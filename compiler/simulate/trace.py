@@ -27,9 +27,9 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Callable
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
 from compiler import codes
 from compiler.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
@@ -51,6 +51,17 @@ class TraceJob(DeclaredWorkload):
 class Trace(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     jobs: list[TraceJob] = Field(min_length=1, max_length=MAX_JOBS)
+    # Where each job was read (never part of the input): a callable, so that a YAML trace of
+    # 100,000 jobs reads its position table only when a job has something to report.
+    _locate: Callable[[int], SourcePosition] | None = PrivateAttr(default=None)
+
+    def located(self, locate: Callable[[int], SourcePosition]) -> "Trace":
+        self._locate = locate
+        return self
+
+    def where(self, index: int, path: str) -> SourcePosition:
+        """The file position of job `index`, for a diagnostic about it."""
+        return self._locate(index) if self._locate is not None else SourcePosition(path)
 
 
 @dataclass
@@ -92,10 +103,11 @@ def read_yaml_trace(path: Path, content: bytes) -> Trace:
         raise _error("a trace file holds one document with a `jobs` list", str(path), code=codes.DOC_NOT_MAPPING)
     document = documents[0]
     try:
-        return Trace.model_validate(document.data)
+        trace = Trace.model_validate(document.data)
     except ValidationError as error:
         report_model_errors(error, document, sink, Trace)
         raise InputError(sink.items) from None
+    return trace.located(lambda index: document.position(("jobs", index)))
 
 
 def _parse_time(text: str) -> datetime.datetime | None:
@@ -134,7 +146,9 @@ def read_csv_trace(path: Path, content: bytes) -> Trace:
         records.append((line, {k: v.strip() for k, v in zip(header, row) if v.strip() != ""}))
     if not records:
         raise _error("the CSV trace has a header but no job", where, 1)
-    return Trace.model_validate({"jobs": _csv_jobs(records, where)})
+    lines = [line for line, _ in records]
+    trace = Trace.model_validate({"jobs": _csv_jobs(records, where)})
+    return trace.located(lambda index: SourcePosition(where, lines[index]))
 
 
 def _csv_jobs(records: list[tuple[int, dict]], where: str) -> list[TraceJob]:
@@ -287,8 +301,9 @@ def from_export(jobs: list[ExportedJob], team_of_namespace: dict[str, str], prio
         raise InputError(notes.skipped + [Diagnostic(codes.TRACE_BAD, "the export has no Workload of the "
                                                      "policy's teams with a run time", SourcePosition(path))])
     start = min(job.created for job, _ in usable)
-    trace_jobs, names = [], set()
+    trace_jobs, names, places = [], set(), []
     for job, team in usable:
+        places.append(job.where or SourcePosition(path))
         end = job.finished or horizon
         name = _dns_label(job.name)
         while (team, name) in names:
@@ -300,4 +315,4 @@ def from_export(jobs: list[ExportedJob], team_of_namespace: dict[str, str], prio
         trace_jobs.append(TraceJob.model_validate({
             "team": team, "name": name, "at": int((job.created - start).total_seconds()),
             "duration": max(1, int((end - job.started).total_seconds())), **shape}))
-    return Trace(jobs=trace_jobs), notes
+    return Trace(jobs=trace_jobs).located(places.__getitem__), notes

@@ -58,6 +58,10 @@ def test_csv_trace_with_rfc3339_times_and_the_metrics_it_yields(policies, tmp_pa
     ("team,name,at,duration\na,x,0,10\nb,y,2026-11-30T09:00:00Z,5\n", 2, "mixes seconds and RFC 3339"),
     ("team,name,at,duration\na,x,0,-5\n", 2, "duration"),
     ("team,name,at\na,x,0\n", 1, "no 'duration' column"),
+    # Found after reading: the policy has no team z, job x appears twice, no such priority.
+    ("team,name,at,duration,gpus\na,x,0,10,1\n\nz,y,0,10,1\n", 4, "unknown team 'z'"),
+    ("team,name,at,duration,gpus\na,x,0,10,1\na,x,5,10,1\n", 3, "appears twice"),
+    ("team,name,at,duration,gpus,priority\na,x,0,10,1,urgent\n", 2, "unknown priority 'urgent'"),
 ])
 def test_bad_csv_rows_name_file_and_line(policies, tmp_path, body, line, words):
     trace = tmp_path / "jobs.csv"
@@ -66,6 +70,15 @@ def test_bad_csv_rows_name_file_and_line(policies, tmp_path, body, line, words):
     assert result.returncode == 1
     assert f"jobs.csv:{line}:" in result.stderr and words in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_yaml_trace_job_of_an_unknown_team_is_named_by_its_line(policies, tmp_path):
+    trace = tmp_path / "jobs.yaml"
+    trace.write_text("jobs:\n  - {team: a, name: x, duration: 10, gpus: 1}\n"
+                     "  - team: nobody\n    name: y\n    duration: 10\n    gpus: 1\n")
+    result = run_cli("simulate", str(policies), "--trace", str(trace))
+    assert result.returncode == 1
+    assert "jobs.yaml:3:" in result.stderr and "unknown team 'nobody'" in result.stderr
 
 
 def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies, tmp_path):
