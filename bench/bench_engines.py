@@ -2,8 +2,11 @@
 the same input file: wall and CPU time of each command, and how many workloads get the same
 outcome (status, ClusterQueue, flavors, counts, preemptor).
 
-    .venv/bin/python bench/bench_engines.py --sizes 500 2000 [--setting LowerPriority/Any]
+    .venv/bin/python bench/bench_engines.py --sizes 500 2000 [--setting LowerPriority/Any | --matrix]
         [--oracle PATH]   # default: oracle/bin/kueue-oracle (built by `make oracle`)
+
+`--matrix` runs every preemption setting (and fair sharing) in turn; the Python engine's
+decisions per CPU second are measured in-process on the same world (bench_evaluate.one).
 
 The world is bench_evaluate.generate() with every queue preempting (issue 8's world when the
 setting is LowerPriority/Any). Both commands are run as a user would run them; the times are
@@ -25,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_evaluate import SETTINGS, options, write_world  # noqa: E402
+from bench_evaluate import SETTINGS, one, options, write_world  # noqa: E402
 
 FIELDS = ("status", "clusterQueue", "assignment", "count", "preemptedBy")
 
@@ -55,6 +58,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--setting", default="LowerPriority/Any", choices=SETTINGS)
+    parser.add_argument("--matrix", action="store_true", help="every setting in turn")
     parser.add_argument("--oracle", default=os.environ.get("KUEUE_ORACLE", str(HERE.parent / "oracle/bin/kueue-oracle")))
     args = parser.parse_args()
     if not Path(args.oracle).is_file():
@@ -62,18 +66,28 @@ def main() -> int:
         return 1
     python = [sys.executable, "-m", "compiler", "evaluate"]
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes:
-            world = os.path.join(tmp, f"world-{size}.yaml")
-            write_world(world, size, **options(args.setting, True))
-            ours, our_wall, our_cpu = timed(python + [world, "--format", "json"])
-            theirs, their_wall, their_cpu = timed([args.oracle, world])
-            same, total, differ = agreement(ours, theirs)
-            print(f"{args.setting} {size} workloads: python {our_wall:.2f}s wall {our_cpu:.2f}s CPU; "
-                  f"kueue-oracle {their_wall:.2f}s wall {their_cpu:.2f}s CPU; "
-                  f"CPU ratio oracle/python {their_cpu / our_cpu:.1f}; same outcome {same}/{total}"
-                  + (f" (differ: {', '.join(differ[:5])}{' ...' if len(differ) > 5 else ''})" if differ else ""),
-                  flush=True)
+        for setting in (SETTINGS if args.matrix else [args.setting]):
+            for size in args.sizes:
+                if not side_by_side(setting, size, tmp, python, args.oracle):
+                    return 1
     return 0
+
+
+def side_by_side(setting: str, size: int, tmp: str, python: list[str], oracle: str) -> bool:
+    """Both engines on one world file; prints one line; True when every outcome agrees."""
+    world = os.path.join(tmp, f"world-{size}.yaml")
+    write_world(world, size, **options(setting, True))
+    ours, our_wall, our_cpu = timed(python + [world, "--format", "json"])
+    theirs, their_wall, their_cpu = timed([oracle, world])
+    same, total, differ = agreement(ours, theirs)
+    engine = one(size, setting, True)  # the evaluation alone, in-process: decisions per CPU second
+    print(f"{setting} {size} workloads: python {our_wall:.2f}s wall {our_cpu:.2f}s CPU "
+          f"({engine['decisions'] / engine['evaluate_cpu_s']:,.0f} decisions/s, {engine['cycles']} cycles); "
+          f"kueue-oracle {their_wall:.2f}s wall {their_cpu:.2f}s CPU; "
+          f"wall ratio oracle/python {their_wall / our_wall:.1f}; same outcome {same}/{total}"
+          + (f" (differ: {', '.join(differ[:5])}{' ...' if len(differ) > 5 else ''})" if differ else ""),
+          flush=True)
+    return same == total
 
 
 if __name__ == "__main__":
