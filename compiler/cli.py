@@ -2,12 +2,44 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from compiler import __version__, codes
 
+# Each command lives beside the stage it drives and is imported only when it runs: `evaluate`
+# need not load the compiler's templates and schemas, nor `compile` GitPython. (`--help` lists
+# them all, so it imports them all.)
+COMMANDS = {
+    "validate": ("compiler.cli_policy", "validate"),
+    "compile": ("compiler.cli_policy", "compile_command"),
+    "check": ("compiler.cli_policy", "check"),
+    "evaluate": ("compiler.evaluator.cli", "evaluate"),
+    "plan-mig": ("compiler.mig.cli", "plan_mig"),
+    "devices": ("compiler.dra.cli", "devices"),
+    "simulate": ("compiler.simulate.cli", "simulate"),
+    "trace": ("compiler.simulate.cli", "trace"),
+    "diff": ("compiler.deliver.cli", "diff"),
+    "pr": ("compiler.deliver.cli", "pr"),
+    "schema": ("compiler.schema_cli", "schema"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMANDS:
+            module, attribute = COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kueue-policy")
 def main() -> None:
     """Compile GPU-sharing policy into Kueue and DRA manifests, and prove what Kueue will admit."""
@@ -25,20 +57,3 @@ def explain(code: str | None) -> None:
     if info is None:
         raise click.UsageError(f"unknown diagnostic code {code!r}; run `kueue-policy explain` for the list")
     click.echo(f"{info.code}: {info.summary}\n\n{info.explanation}")
-
-
-def _register_commands() -> None:
-    # Imported here so that each area owns its command module.
-    from compiler.cli_policy import check, compile_command, validate
-    from compiler.evaluator.cli import evaluate
-    from compiler.mig.cli import plan_mig
-    from compiler.dra.cli import devices
-    from compiler.deliver.cli import diff, pr
-    from compiler.simulate import simulate, trace
-    from compiler.schema_cli import schema
-
-    for command in (validate, compile_command, check, evaluate, plan_mig, devices, simulate, trace, diff, pr, schema):
-        main.add_command(command)
-
-
-_register_commands()

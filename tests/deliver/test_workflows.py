@@ -52,7 +52,7 @@ def _all_runs(workflow: dict) -> list[str]:
 def test_every_kueue_policy_call_parses_with_the_real_cli(name: str) -> None:
     for script in _all_runs(_load(name)):
         for words in _kueue_policy_invocations(script):
-            command = main.commands.get(words[0])
+            command = main.get_command(click.Context(main), words[0])
             assert command is not None, f"{name}: no command `kueue-policy {words[0]}`"
             try:
                 command.make_context(f"kueue-policy {words[0]}", words[1:])
@@ -101,6 +101,6 @@ def test_pre_commit_hook_exposes_validate() -> None:
     assert hook["language"] == "python"
     words = shlex.split(hook["entry"]) + hook.get("args", [])
     assert words[0] == "kueue-policy" and words[1] == "validate"
-    main.commands["validate"].make_context("kueue-policy validate", words[2:])
+    main.get_command(click.Context(main), "validate").make_context("kueue-policy validate", words[2:])
     assert re.search(hook["files"], "policies/teams/alpha.yaml")
     assert not re.search(hook["files"], "out/gpu-east/kustomization.yaml")

@@ -163,3 +163,21 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert run_cli("evaluate").returncode == 2
     path = write_manifests(tmp_path, "partial-admission.yaml")
     assert run_cli("evaluate", str(path), "--cycles", "0").returncode == 2
+
+
+def test_evaluate_loads_only_what_it_runs(tmp_path: Path) -> None:
+    """Each command is imported when it runs: `evaluate` on a cluster export does not pay for
+    the compiler's templates and schemas or for GitPython at every start."""
+    import subprocess
+    import sys
+
+    manifests = write_manifests(tmp_path, sorted(p.name for p in SCENARIOS.glob("*.yaml"))[0])
+    probe = ("import sys\nfrom compiler.cli import main\n"
+             f"try:\n    main(['evaluate', {str(manifests)!r}, '--format', 'json'])\n"
+             "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+             "print(sorted(m for m in ('git', 'compiler.build', 'compiler.pipeline', 'jinja2') if m in sys.modules),"
+             " file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "[]"
+    assert json.loads(result.stdout)["workloads"]
