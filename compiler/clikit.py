@@ -162,17 +162,18 @@ def _fail_plain(text: str, code: str | None, message: str, output_format: str, e
 # --- Progress ------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def progress(description: str, *, quiet: bool = False) -> Iterator[None]:
+def progress(description: str, *, quiet: bool = False) -> Iterator[Callable[[str], None]]:
     """An indeterminate progress bar on stderr, shown only when stderr is a terminal and the
-    work is still running after a second: quick commands and logs stay clean."""
+    work is still running after a second: quick commands and logs stay clean. Yields a function
+    that replaces the bar's description (e.g. with how far the work has got)."""
     if quiet or not sys.stderr.isatty():
-        yield
+        yield lambda _text: None
         return
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                    console=console(stderr=True), transient=True)
-    bar.add_task(description, total=None)
+    task = bar.add_task(description, total=None)
     lock = threading.Lock()
     state = {"started": False, "done": False}
 
@@ -186,7 +187,7 @@ def progress(description: str, *, quiet: bool = False) -> Iterator[None]:
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield lambda text: bar.update(task, description=text)
     finally:
         timer.cancel()
         with lock:

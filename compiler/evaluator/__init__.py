@@ -21,8 +21,9 @@ Public API (stable):
         warning in `snapshot.warnings` (list[compiler.errors.Diagnostic]); unreadable input
         raises compiler.errors.InputError (see `read_files`).
 
-    result = evaluate(snapshot, cycles: int | None = None) -> EvaluationResult
-        runs `cycles` scheduling cycles, or until nothing changes.
+    result = evaluate(snapshot, cycles: int | None = None, after_cycle=None) -> EvaluationResult
+        runs `cycles` scheduling cycles, or until nothing changes; after_cycle(engine), if
+        given, is called after each cycle (engine.cycle, engine.decisions: a progress line).
 
     result.to_json() -> dict            # the `kueue-policy evaluate --format json` document
     result.workload("ns/name") -> WorkloadOutcome
@@ -64,6 +65,7 @@ Modelling notes (where a static evaluation has to choose what a live cluster doe
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from compiler.errors import SourcePosition
 from compiler.evaluator.loader import load_documents
@@ -93,7 +95,8 @@ def load_manifests(docs: list[dict], source_names: list[str] | None = None) -> C
     return load_documents(positioned)
 
 
-def evaluate(snapshot: ClusterState, cycles: int | None = None) -> EvaluationResult:
+def evaluate(snapshot: ClusterState, cycles: int | None = None,
+             after_cycle: Callable[[Engine], None] | None = None) -> EvaluationResult:
     engine = Engine(snapshot)
-    engine.run(cycles)
+    engine.run(cycles, after_cycle=after_cycle)
     return EvaluationResult(engine)

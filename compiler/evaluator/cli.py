@@ -7,7 +7,7 @@ import sys
 import click
 
 from compiler import codes
-from compiler.clikit import console, emit_json, format_option, handles_errors, print_diagnostics
+from compiler.clikit import console, emit_json, format_option, handles_errors, print_diagnostics, progress
 from compiler.errors import Diagnostic, InputError
 from compiler.evaluator import evaluate as run_evaluation
 from compiler.evaluator.loader import load_documents
@@ -36,7 +36,9 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
     documents = read_files(list(files), stdin_text)
     state = load_documents(documents)
     print_diagnostics(state.warnings)
-    result = run_evaluation(state, cycles)
+    with progress("evaluating") as describe:
+        result = run_evaluation(state, cycles, after_cycle=lambda engine: describe(
+            f"evaluating: cycle {engine.cycle:,}, {engine.decisions:,} decisions"))
     if not result.converged:
         click.echo(f"kueue-policy: warning: still changing after {result.cycles} cycles (workloads keep "
                    "preempting each other); showing the state at that point", err=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from datetime import datetime
+from typing import Callable
 
 from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
@@ -802,16 +803,24 @@ class Engine:
             queue.bulk_move(info)
         return True
 
-    def run(self, cycles: int | None = None, limit: int | None = None) -> None:
+    def run(self, cycles: int | None = None, limit: int | None = None,
+            after_cycle: Callable[["Engine"], None] | None = None) -> None:
+        """N cycles, or until a cycle changes nothing. `after_cycle` sees the engine after each
+        cycle (a command's progress line), and changes nothing."""
         if cycles is not None:
             for _ in range(cycles):
                 self.run_cycle()
+                if after_cycle is not None:
+                    after_cycle(self)
             return
         # Every workload can be admitted, preempted and readmitted a few times; a cluster that is
         # still changing after that is cycling (preemption ping-pong) and we stop there.
         limit = limit if limit is not None else 8 * len(self.infos) + 100
         for _ in range(limit):
-            if not self.run_cycle():
+            changed = self.run_cycle()
+            if after_cycle is not None:
+                after_cycle(self)
+            if not changed:
                 return
         self.converged = False
 
