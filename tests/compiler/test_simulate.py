@@ -61,3 +61,30 @@ def test_bad_trace_is_reported_with_its_line(tmp_path):
     unknown = simulate(tmp_path, "jobs:\n  - {name: x, team: zz, duration: 5, gpus: 1}\n", *TEAMS)
     assert unknown.returncode == 1 and "error[KP314]" in unknown.stderr and "unknown team 'zz'" in unknown.stderr
     assert "Traceback" not in result.stderr + unknown.stderr
+
+
+def test_fair_sharing_of_the_policy_decides_preemption_as_in_the_cluster(tmp_path):
+    """b borrows to run b1 (nominal 4, needs 8). Classical preemption lets a borrowing
+    preemptor take nothing from the cohort, so b1 waits for a's jobs; with the policy's fair
+    sharing (which the compiled Kueue Configuration turns on) b's share after admission is no
+    more than a's after losing a1, and Kueue preempts a1."""
+    trace = """\
+jobs:
+  - {name: a1, team: a, at: 0, duration: 100, replicas: 1, gpus: 4}
+  - {name: a2, team: a, at: 0, duration: 100, replicas: 1, gpus: 4}
+  - {name: a3, team: a, at: 0, duration: 100, replicas: 1, gpus: 4}
+  - {name: b1, team: b, at: 10, duration: 50, replicas: 1, gpus: 8}
+"""
+    teams = (("a", "namespaces: [a]\ngpus: {guaranteed: 4}\ncapacity: on-demand-only"),
+             ("b", "namespaces: [b]\ngpus: {guaranteed: 4}\ncapacity: on-demand-only"))
+    outcomes = {}
+    for fair in (False, True):
+        files = {"cluster.yaml": CLUSTER + ("  fairSharing: {enabled: true}\n" if fair else "")}
+        files.update({f"{name}.yaml": team(name, body) for name, body in teams})
+        policies = write_policy(tmp_path / str(fair), files)
+        (tmp_path / "trace.yaml").write_text(trace)
+        result = run_cli("simulate", str(policies), "--trace", str(tmp_path / "trace.yaml"), "--format", "json")
+        assert result.returncode == 0, result.stderr
+        outcomes[fair] = {j["name"]: (j["started"], j["preemptions"]) for j in json.loads(result.stdout)["jobs"]}
+    assert outcomes[False]["b1"] == (100, 0) and outcomes[False]["a1"] == (0, 0)
+    assert outcomes[True]["b1"] == (10, 0) and outcomes[True]["a1"] == (60, 1)
