@@ -29,8 +29,9 @@ class WorkloadInfo:
     last_assignment: object = None
     pending_victims: list[str] = field(default_factory=list)  # preemptions it issued, not yet admitted
     _hash: tuple | None = field(default=None, repr=False)
-    # The last nomination (key, assignment, targets, readings of a failure) and the (flavor,
-    # resource) pairs a nomination in its ClusterQueue can read: see Engine._nominate_cached.
+    # The last nomination (queue, scan position, state reader, state, assignment, targets,
+    # readings of a failure) and the (flavor, resource) pairs a nomination in its ClusterQueue
+    # can read: see Engine._nominate_cached.
     nomination: tuple | None = None
     reads: tuple | None = None
 

@@ -470,24 +470,20 @@ class Engine:
             return self.get_assignment(info, cq_name)
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
-        if cached is not None and cached[0] == (cq_name, scan, None):
-            self.reused += 1
-            return cached[1], cached[2]
-        snapshot = self.preemptor.snapshot
-        if self.fair_sharing:  # shares read the whole cohort tree
-            state: object = snapshot.tree_version(cq_name)
-        else:
-            state = snapshot.versions(cq_name, self._reads(info, cq_name))
-        key = (cq_name, scan, state)
-        if cached is not None and cached[0] == key:
-            self.reused += 1
-            return cached[1], cached[2]
-        if (cached is not None and cached[3] is not None and cached[0][:2] == key[:2]
-                and self._readings_hold(info, cq_name, cached[3])):
-            self.reused += 1
-            self.reused_failures += 1
-            info.nomination = (key, *cached[1:])
-            return cached[1], cached[2]
+        if cached is not None and cached[0] == cq_name and cached[1] == scan:
+            reader = cached[2]
+            if reader is None:  # decided by static quotas and the workload alone
+                self.reused += 1
+                return cached[4], cached[5]
+            state = reader()
+            if state == cached[3]:
+                self.reused += 1
+                return cached[4], cached[5]
+            if cached[6] is not None and self._readings_hold(info, cq_name, cached[6]):
+                self.reused += 1
+                self.reused_failures += 1
+                info.nomination = (cq_name, scan, reader, state, *cached[4:])
+                return cached[4], cached[5]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
         assigner.readings = []
@@ -496,13 +492,36 @@ class Engine:
             readings = assigner.readings
         finally:
             assigner.readings = None
-        if not assigner.read_usage:  # decided by static quotas and the workload alone
-            key = (cq_name, scan, None)
         # Only a failure is kept with its readings: a success is admitted (or preempts) and
         # does not come back with the same scan position.
         failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
-        info.nomination = (key, assignment, targets, readings if failed else None)
+        reader = None
+        if assigner.read_usage:
+            reader = self._state_reader(info, cq_name, readings if failed else None)
+        info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
+                           readings if failed else None)
         return assignment, targets
+
+    def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
+        """What a nomination's answer depends on besides the workload and its scan position:
+        the commit versions of the pairs it can read (the whole cohort tree under fair sharing,
+        whose shares read it all). A failure depends on what it did read only: each of its
+        readings (a quota answer, an oracle answer or a classical search on some pairs) is a
+        function of the committed usage of those pairs in the tree, which a commit on any other
+        pair leaves as it was."""
+        snapshot = self.preemptor.snapshot
+        if self.fair_sharing:
+            return snapshot.version_reader(cq_name, (), True)
+        if readings is None:
+            return snapshot.version_reader(cq_name, self._reads(info, cq_name), False)
+        frs: set[FlavorResource] = set()
+        for kind, what, amount, _ in readings:
+            if kind == TARGETS_READING:
+                frs.update(what)
+                frs.update(amount)
+            else:
+                frs.add(what)
+        return snapshot.version_reader(cq_name, sorted(frs), False)
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
