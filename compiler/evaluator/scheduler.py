@@ -55,13 +55,18 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting",
+                 "aside")
 
-    def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None) -> None:
+    def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None,
+                 aside: set[str] | None = None) -> None:
         self.heap: list[tuple] = []
         # The engine's set of queues with a non-empty heap: a cycle visits only those.
         self.name = name
         self.waiting = waiting if waiting is not None else set()
+        # The engine's set of queues that may have set workloads aside (inadmissible ones,
+        # failed classes, a sticky head): a rescan visits only those.
+        self.aside = aside if aside is not None else set()
         self.inadmissible: dict[str, WorkloadInfo] = {}
         self.strict = strict
         self.sticky: WorkloadInfo | None = None
@@ -77,9 +82,14 @@ class _Queue:
             failed = self.bulk_moved.get(info.scheduling_hash)
             if failed is not None:
                 _share_verdict(info, failed)
-                self.inadmissible[info.key] = info
+                self.set_aside(info)
                 return
         self.push(info)
+
+    def set_aside(self, info: WorkloadInfo) -> None:
+        """`info` waits in the inadmissible set for a requeue."""
+        self.inadmissible[info.key] = info
+        self.aside.add(self.name)
 
     def bulk_move(self, failed: WorkloadInfo) -> None:
         """`failed` found no fit (or no preemption candidates): every workload of its class in
@@ -88,6 +98,7 @@ class _Queue:
             return
         key = failed.scheduling_hash
         self.bulk_moved[key] = failed
+        self.aside.add(self.name)
         if not any(item[2].scheduling_hash == key for item in self.heap):
             return
         kept = []
@@ -96,7 +107,7 @@ class _Queue:
             if info.scheduling_hash == key and info is not self.sticky:
                 self.members.discard(info.key)
                 _share_verdict(info, failed)
-                self.inadmissible[info.key] = info
+                self.set_aside(info)
             else:
                 kept.append(item)
         heapq.heapify(kept)
@@ -185,6 +196,14 @@ class Engine:
         # Names of the queues whose heap may be non-empty (pushed to since a cycle last found
         # the heap empty): a cycle visits these, not all queues.
         self._waiting: set[str] = set()
+        # Names of the queues that may hold workloads set aside or a sticky head, and the
+        # pending workloads that may carry a flavor-scan position or stickiness: what a rescan
+        # resets, so it does not walk every queue and workload.
+        self._aside: set[str] = set()
+        self._scanned: set[WorkloadInfo] = set()
+        # Roots (ids) of the trees whose inadmissible workloads a finished job requeues, not
+        # yet requeued (see `finish`).
+        self._finished_roots: set[int] = set()
         self._tree_queues: dict[int, list[_Queue]] | None = None
         self.cycle = 0
         self.decisions = 0
@@ -263,7 +282,7 @@ class Engine:
             node = QuotaNode(name, True, quotas, cq.fair_weight)
             self.nodes[name] = node
             self.admitted[name] = {}
-            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO", name, self._waiting)
+            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO", name, self._waiting, self._aside)
             if cq.cohort:
                 if cq.cohort in broken:
                     self.inactive[name] = f"cohort {cq.cohort} is part of a cycle"
@@ -563,6 +582,8 @@ class Engine:
     def run_cycle(self) -> bool:
         """One scheduling cycle. Returns True if anything changed."""
         self.cycle += 1
+        if self._finished_roots:
+            self._requeue_finished()
         heads: list[tuple[WorkloadInfo, str]] = []
         # Queues are visited in name order; one whose heap is empty is only forgotten (and its
         # sticky head with it), which is all pop() would do, so queues never pushed to since
@@ -675,8 +696,7 @@ class Engine:
         entry.status = "admitted"
         return True
 
-    @staticmethod
-    def _remember_scan(info: WorkloadInfo, assignment: Assignment) -> None:
+    def _remember_scan(self, info: WorkloadInfo, assignment: Assignment) -> None:
         # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
         # tried for each resource that got one.
         tried = {}
@@ -685,6 +705,8 @@ class Engine:
                 if res in ps.flavors:
                     tried[(index, res)] = idx
         info.last_tried = tried or None
+        if tried:
+            self._scanned.add(info)
 
     @staticmethod
     def _reservation(assignment: Assignment, node: QuotaNode) -> dict[FlavorResource, int]:
@@ -791,13 +813,15 @@ class Engine:
             info.reason = entry.message
         if entry.status == "preempting":
             info.sticky = True
+            self._scanned.add(info)
             queue.sticky = info if not queue.strict else queue.sticky
+            self._aside.add(queue.name)
             queue.push(info)
             return True
         if entry.namespace_mismatch:
             if info.preempted_by is None:
                 info.status = "inadmissible"
-            queue.inadmissible[info.key] = info
+            queue.set_aside(info)
             return True
         if queue.strict or entry.skipped:
             queue.push(info)
@@ -816,7 +840,7 @@ class Engine:
             # goes back to the heap, so the next cycle resumes the scan where this one stopped.
             queue.push(info)
             return (info.last_tried or None) != entry.prev_tried
-        queue.inadmissible[info.key] = info
+        queue.set_aside(info)
         if entry.status in ("nofit", "nocandidates"):
             queue.bulk_move(info)
         return True
@@ -837,6 +861,8 @@ class Engine:
     # -- a live cluster: workloads arrive and finish between runs (simulate) -----------------
     def submit(self, workload: Workload) -> WorkloadInfo:
         """A new pending workload, as when a job is created: it enters its queue for the next run."""
+        if self._finished_roots:
+            self._requeue_finished()
         info = WorkloadInfo(workload)
         self.infos[workload.key] = info
         self._enqueue(info)
@@ -857,7 +883,14 @@ class Engine:
         info.status = "finished"
         root = self._requeue_root(info)
         if root is not None:
-            self._requeue_tree(id(root))
+            # Done when something next looks at the queues (a submission, a cycle), unless a
+            # rescan, which requeues every queue, comes first: then it is work done twice.
+            self._finished_roots.add(id(root))
+
+    def _requeue_finished(self) -> None:
+        for root in sorted(self._finished_roots):
+            self._requeue_tree(root)
+        self._finished_roots.clear()
 
     def _requeue_tree(self, root: int) -> None:
         """Kueue's requeue on a quota release: the inadmissible workloads of every queue in the
@@ -874,11 +907,15 @@ class Engine:
     def rescan(self) -> None:
         """Every pending workload gets a fresh look, as when Kueue starts on an export of this
         moment: the inadmissible ones are requeued and forget their flavor-scan position."""
-        for queue in self.queues.values():
+        self._finished_roots.clear()  # every queue is requeued here
+        for name in self._aside:
+            queue = self.queues[name]
             if queue.inadmissible or queue.bulk_moved:
                 queue.requeue_inadmissible()
             queue.sticky = None
-        for info in self.infos.values():
-            if not info.holds_quota:
+        self._aside.clear()
+        for info in self._scanned:
+            if not info.holds_quota and self.infos.get(info.key) is info:
                 info.last_tried = None
                 info.sticky = False
+        self._scanned.clear()
