@@ -31,7 +31,7 @@ class WorkloadInfo:
     _hash: tuple | None = field(default=None, repr=False)
     _order: tuple | None = field(default=None, repr=False)
     # The last nomination (queue, scan position, state reader, state, assignment, targets,
-    # readings of a failure) and the (flavor, resource) pairs a nomination in its ClusterQueue
+    # readings of a failure, the pairs the state is read from) and the (flavor, resource) pairs a nomination in its ClusterQueue
     # can read: see Engine._nominate_cached.
     nomination: tuple | None = None
     reads: tuple | None = None

@@ -108,6 +108,8 @@ class Snapshot:
         # (defaultdicts: a reader from `version_reader` asks for pairs never committed to)
         self.fr_versions: dict[tuple[int, FlavorResource], int] = defaultdict(int)
         self.tree_versions: dict[int, int] = defaultdict(int)
+        # Commits per (ClusterQueue, flavor-resource): what one queue's own workloads hold.
+        self.queue_versions: dict[tuple[str, FlavorResource], int] = defaultdict(int)
         self._roots: dict[str, int] = {}  # CQ name -> id of its root (the tree is fixed)
 
     # -- who holds quota ---------------------------------------------------------------------
@@ -136,6 +138,7 @@ class Snapshot:
         self.tree_versions[tree] += 1
         for fr in info.usage:
             self.fr_versions[(tree, fr)] += 1
+            self.queue_versions[(info.cluster_queue, fr)] += 1
 
     def root_of(self, cq_name: str) -> int:
         """The id of the root of `cq_name`'s cohort tree."""
@@ -159,10 +162,11 @@ class Snapshot:
         tree = self.root_of(cq_name)
         if whole_tree:
             return partial(self.tree_versions.__getitem__, tree)
-        keys = [(tree, fr) for fr in frs]
-        if not keys:
-            return tuple
-        return partial(itemgetter(*keys), self.fr_versions)
+        return _reader(self.fr_versions, [(tree, fr) for fr in frs])
+
+    def queue_version_reader(self, cq_name: str, frs) -> Callable[[], object]:
+        """As `version_reader`, for the commits of `cq_name`'s own workloads only."""
+        return _reader(self.queue_versions, [(cq_name, fr) for fr in frs])
 
     def _count(self, info: WorkloadInfo, delta: int) -> None:
         node = self.nodes[info.cluster_queue]
@@ -263,6 +267,12 @@ class Snapshot:
     def restore(self, targets: list[Target]) -> None:
         for target in targets:
             self.add(target.info)
+
+
+def _reader(versions: dict, keys: list) -> Callable[[], object]:
+    if not keys:
+        return tuple
+    return partial(itemgetter(*keys), versions)
 
 
 class UntilCommit:

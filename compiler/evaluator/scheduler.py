@@ -135,10 +135,22 @@ class _Queue:
         return info
 
     def requeue_inadmissible(self) -> None:
+        """Every workload set aside goes back to the heap: appended, then heapified once (the
+        heap's order is that of the workloads' keys, all distinct, however it is arranged)."""
         self.bulk_moved.clear()
+        members, heap = self.members, self.heap
+        pushed = False
         for info in self.inadmissible.values():
-            self.push(info)
+            key = info.key
+            if key in members:
+                continue
+            members.add(key)
+            heap.append((info.queue_order(), id(info), info))
+            pushed = True
         self.inadmissible.clear()
+        if pushed:
+            heapq.heapify(heap)
+            self.waiting.add(self.name)
 
 
 TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
@@ -147,6 +159,24 @@ TARGETS_READING = "targets"  # a preemption search of the nomination itself (not
 def _found(targets: list[Target]) -> tuple:
     """A preemption search's answer as a comparable value: who, and why."""
     return tuple((target.info.key, target.reason) for target in targets)
+
+
+def _reading_pairs(kind: str, what, amount) -> tuple:
+    """The (flavor, resource) pairs whose committed usage a reading's answer depends on."""
+    if kind == TARGETS_READING:
+        return (*what, *amount)
+    return (what,)
+
+
+def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResource] | None:
+    """Which of `frs` have a commit version in `now` other than in `before` (the answers of a
+    version reader over them; one pair's is a plain number). None when the versions are not
+    per pair."""
+    if frs is None:
+        return None
+    if len(frs) == 1:
+        return set(frs) if before != now else set()
+    return {fr for fr, old, new in zip(frs, before, now) if old != new}
 
 
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
@@ -172,7 +202,8 @@ class _Entry:
         self.skipped = False
         self.inadmissible_only = False
         self.namespace_mismatch = False
-        self.prev_tried = dict(info.last_tried) if info.last_tried else None
+        # A scan position is replaced, never edited in place: the one at hand is kept as is.
+        self.prev_tried = info.last_tried or None
 
     @property
     def usage(self) -> dict[FlavorResource, int]:
@@ -448,13 +479,17 @@ class Engine:
             assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
         return targets
 
-    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple]) -> bool:
+    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
+                       changed: set[FlavorResource] | None) -> bool:
         """Whether every reading a nomination took gives the same answer now. They are asked in
         the order the nomination took them: each answer decided which reading came next, so
-        equal answers retrace the same path to the same assignment."""
+        equal answers retrace the same path to the same assignment. A reading of pairs none of
+        which is in `changed` (None: any may have) reads what it read before: it is not asked."""
         node = self.nodes[cq_name]
         oracle = None
         for kind, what, amount, answer in readings:
+            if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
+                continue
             if kind == QUOTA_READING:
                 now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
             elif kind == ORACLE_READING:
@@ -498,7 +533,8 @@ class Engine:
             if state == cached[3]:
                 self.reused += 1
                 return cached[4], cached[5]
-            if cached[6] is not None and self._readings_hold(info, cq_name, cached[6]):
+            if cached[6] is not None and self._readings_hold(info, cq_name, cached[6],
+                                                              _changed(cached[7], cached[3], state)):
                 self.reused += 1
                 self.reused_failures += 1
                 info.nomination = (cq_name, scan, reader, state, *cached[4:])
@@ -514,11 +550,11 @@ class Engine:
         # Only a failure is kept with its readings: a success is admitted (or preempts) and
         # does not come back with the same scan position.
         failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
-        reader = None
+        reader, frs = None, None
         if assigner.read_usage:
-            reader = self._state_reader(info, cq_name, readings if failed else None)
+            reader, frs = self._state_reader(info, cq_name, readings if failed else None)
         info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
-                           readings if failed else None)
+                           readings if failed else None, frs)
         return assignment, targets
 
     def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
@@ -530,17 +566,14 @@ class Engine:
         pair leaves as it was."""
         snapshot = self.preemptor.snapshot
         if self.fair_sharing:
-            return snapshot.version_reader(cq_name, (), True)
+            return snapshot.version_reader(cq_name, (), True), None
         if readings is None:
-            return snapshot.version_reader(cq_name, self._reads(info, cq_name), False)
+            return snapshot.version_reader(cq_name, self._reads(info, cq_name), False), None
         frs: set[FlavorResource] = set()
         for kind, what, amount, _ in readings:
-            if kind == TARGETS_READING:
-                frs.update(what)
-                frs.update(amount)
-            else:
-                frs.add(what)
-        return snapshot.version_reader(cq_name, sorted(frs), False)
+            frs.update(_reading_pairs(kind, what, amount))
+        ordered = sorted(frs)
+        return snapshot.version_reader(cq_name, ordered, False), ordered
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
@@ -576,8 +609,8 @@ class Engine:
             while remaining:
                 yield pop_fair(self.nodes, remaining, memo)
             return
-        yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
-                                                  e.info.workload.created, e.info.uid, e.info.key))
+        # borrowing, then the heap order (higher priority, older, UID, key)
+        yield from sorted(entries, key=lambda e: (e.assignment.borrowing,) + e.info.queue_order())
 
     def run_cycle(self) -> bool:
         """One scheduling cycle. Returns True if anything changed."""
@@ -698,12 +731,16 @@ class Engine:
 
     def _remember_scan(self, info: WorkloadInfo, assignment: Assignment) -> None:
         # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
-        # tried for each resource that got one.
-        tried = {}
-        for index, ps in enumerate(assignment.podsets):
-            for res, idx in ps.tried_index.items():
-                if res in ps.flavors:
-                    tried[(index, res)] = idx
+        # tried for each resource that got one. A reused nomination gives the same position
+        # (and the position is only ever replaced, never edited), so it is worked out once.
+        tried = assignment.scan_position
+        if tried is None:
+            tried = {}
+            for index, ps in enumerate(assignment.podsets):
+                for res, idx in ps.tried_index.items():
+                    if res in ps.flavors:
+                        tried[(index, res)] = idx
+            assignment.scan_position = tried
         info.last_tried = tried or None
         if tried:
             self._scanned.add(info)
