@@ -37,6 +37,7 @@ class Preemptor:
         # queue's own borrowingLimit: the answer is [] while that queue's workloads stay put,
         # whatever the rest of the tree does.
         self._capped: dict[tuple, tuple] = {}
+        self._creation: dict[str, bool] = {}  # CQ -> does a policy compare creation times
         self._classical = None if fair_sharing else ClassicalPreemption(self.snapshot)
         self.strategy: Strategy = self._classical or FairSharingPreemption(self.snapshot, strategies)
 
@@ -75,16 +76,16 @@ class Preemptor:
 
     def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
                 usage: dict[FlavorResource, int]) -> list[Target]:
-        request = PreemptionRequest(preemptor, cq_name, frozenset(frs), usage)
+        contested = frozenset(frs)
         if not self._reuse:
-            return self.strategy.targets(request)
+            return self.strategy.targets(PreemptionRequest(preemptor, cq_name, contested, usage))
         # A classical search reads the contested and requested pairs only, and the preemptor
         # only through its priority, and its creation time for LowerOrNewerEqualPriority only:
         # without that policy, the workloads of one priority and shape share their answers.
         # Fair sharing reads the shares of the whole cohort tree.
         work = preemptor.workload
         created = work.created if self.fair_sharing or self._by_creation(cq_name) else None
-        key = (cq_name, request.frs, tuple(sorted(usage.items())), work.priority, created)
+        key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
         capped = self._capped.get(key)
         if capped is not None and capped[0]() == capped[1]:
             return []
@@ -95,8 +96,10 @@ class Preemptor:
                 return list(cached[2])
             reader = cached[0]
         else:
-            reader = self.snapshot.version_reader(cq_name, sorted(request.frs | usage.keys()), self.fair_sharing)
+            reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), self.fair_sharing)
             state = reader()
+        # (the request is built only for a search: most questions are answered above)
+        request = PreemptionRequest(preemptor, cq_name, contested, usage)
         found = self.strategy.targets(request)
         self._answers[key] = (reader, state, tuple(found))
         if not found and self._classical is not None and self._classical.capped(request):
@@ -106,5 +109,9 @@ class Preemptor:
 
     def _by_creation(self, cq_name: str) -> bool:
         """Whether a policy of `cq_name` compares creation times (LowerOrNewerEqualPriority)."""
-        policy = self.snapshot.specs[cq_name].preemption
-        return LOWER_OR_NEWER in (policy.within_cluster_queue, policy.reclaim_within_cohort)
+        answer = self._creation.get(cq_name)
+        if answer is None:
+            policy = self.snapshot.specs[cq_name].preemption
+            answer = self._creation[cq_name] = LOWER_OR_NEWER in (policy.within_cluster_queue,
+                                                                   policy.reclaim_within_cohort)
+        return answer
