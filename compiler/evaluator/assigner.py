@@ -135,6 +135,9 @@ class Assignment:
     # A finished assignment is not changed again, and a reused nomination asks for its
     # message at every cycle: it is composed once.
     _message: str | None = field(default=None, repr=False, compare=False)
+    # Where a failed flavor scan stopped, (pod set, resource) -> flavor index (the scheduler's
+    # FlavorFungibilityPreserveScanProgress record), kept like the message.
+    scan_position: dict | None = field(default=None, repr=False, compare=False)
 
     def message(self) -> str:
         if self._message is None:

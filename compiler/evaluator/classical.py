@@ -159,6 +159,12 @@ class ClassicalPreemption:
             source_node.add_all(amounts)
         return fits
 
+    def capped(self, request: PreemptionRequest) -> bool:
+        """Whether the request is over its own queue's borrowingLimit even with every own
+        candidate gone, so no search can succeed: an answer read off the queue's own usage
+        and workloads alone (see `_beyond_own_limit`)."""
+        return self._beyond_own_limit(request, self.snapshot.nodes[request.cq])
+
     def _beyond_own_limit(self, request: PreemptionRequest, node: QuotaNode) -> bool:
         """Whether some requested pair exceeds what the preemptor's own queue may use under its
         borrowingLimit even with all its own candidates gone. Evicting from other queues never

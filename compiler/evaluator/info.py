@@ -29,14 +29,17 @@ class WorkloadInfo:
     last_assignment: object = None
     pending_victims: list[str] = field(default_factory=list)  # preemptions it issued, not yet admitted
     _hash: tuple | None = field(default=None, repr=False)
-    # The last nomination (key, assignment, targets, readings of a failure) and the (flavor,
-    # resource) pairs a nomination in its ClusterQueue can read: see Engine._nominate_cached.
+    _order: tuple | None = field(default=None, repr=False)
+    # The last nomination (queue, scan position, state reader, state, assignment, targets,
+    # readings of a failure, the pairs the state is read from) and the (flavor, resource) pairs a nomination in its ClusterQueue
+    # can read: see Engine._nominate_cached.
     nomination: tuple | None = None
     reads: tuple | None = None
+    # "namespace/name", asked millions of times in a simulation: formatted once.
+    key: str = field(init=False, repr=False, default="")
 
-    @property
-    def key(self) -> str:
-        return self.workload.key
+    def __post_init__(self) -> None:
+        self.key = self.workload.key
 
     @property
     def priority(self) -> int:
@@ -60,5 +63,9 @@ class WorkloadInfo:
         return cached
 
     def queue_order(self) -> tuple:
-        """Kueue's heap order: higher priority, then older creation, then UID."""
-        return (-self.workload.priority, self.workload.created, self.uid, self.key)
+        """Kueue's heap order: higher priority, then older creation, then UID (the workload
+        does not change, so the key is built once)."""
+        order = self._order
+        if order is None:
+            order = self._order = (-self.workload.priority, self.workload.created, self.uid, self.key)
+        return order

@@ -20,6 +20,8 @@ from compiler.evaluator.tree import QuotaNode
 
 __all__ = ["HUMAN_REASONS", "PreemptionRequest", "Preemptor", "Target"]
 
+LOWER_OR_NEWER = "LowerOrNewerEqualPriority"
+
 
 class Preemptor:
     def __init__(self, nodes: dict[str, QuotaNode], specs: dict[str, ClusterQueue],
@@ -29,9 +31,15 @@ class Preemptor:
         self.fair_sharing = fair_sharing
         self.reuse = reuse
         self._reuse = False
-        self._answers: dict[tuple, tuple[object, tuple[Target, ...]]] = {}
-        self.strategy: Strategy = (FairSharingPreemption(self.snapshot, strategies) if fair_sharing
-                                   else ClassicalPreemption(self.snapshot))
+        # request -> (state reader, state, answer)
+        self._answers: dict[tuple, tuple] = {}
+        # request -> (reader, state) of the preemptor's queue when the request was over the
+        # queue's own borrowingLimit: the answer is [] while that queue's workloads stay put,
+        # whatever the rest of the tree does.
+        self._capped: dict[tuple, tuple] = {}
+        self._creation: dict[str, bool] = {}  # CQ -> does a policy compare creation times
+        self._classical = None if fair_sharing else ClassicalPreemption(self.snapshot)
+        self.strategy: Strategy = self._classical or FairSharingPreemption(self.snapshot, strategies)
 
     @contextmanager
     def at_commit(self):
@@ -68,21 +76,42 @@ class Preemptor:
 
     def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
                 usage: dict[FlavorResource, int]) -> list[Target]:
-        request = PreemptionRequest(preemptor, cq_name, frozenset(frs), usage)
+        contested = frozenset(frs)
         if not self._reuse:
-            return self.strategy.targets(request)
+            return self.strategy.targets(PreemptionRequest(preemptor, cq_name, contested, usage))
         # A classical search reads the contested and requested pairs only, and the preemptor
-        # only through its priority (and creation time, for LowerOrNewerEqualPriority); fair
-        # sharing reads the shares of the whole cohort tree.
+        # only through its priority, and its creation time for LowerOrNewerEqualPriority only:
+        # without that policy, the workloads of one priority and shape share their answers.
+        # Fair sharing reads the shares of the whole cohort tree.
         work = preemptor.workload
-        key = (cq_name, request.frs, tuple(sorted(usage.items())), work.priority, work.created)
-        if self.fair_sharing:
-            state: object = self.snapshot.tree_version(cq_name)
-        else:
-            state = self.snapshot.versions(cq_name, sorted(request.frs | usage.keys()))
+        created = work.created if self.fair_sharing or self._by_creation(cq_name) else None
+        key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
+        capped = self._capped.get(key)
+        if capped is not None and capped[0]() == capped[1]:
+            return []
         cached = self._answers.get(key)
-        if cached is not None and cached[0] == state:
-            return list(cached[1])
+        if cached is not None:
+            state = cached[0]()
+            if state == cached[1]:
+                return list(cached[2])
+            reader = cached[0]
+        else:
+            reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), self.fair_sharing)
+            state = reader()
+        # (the request is built only for a search: most questions are answered above)
+        request = PreemptionRequest(preemptor, cq_name, contested, usage)
         found = self.strategy.targets(request)
-        self._answers[key] = (state, tuple(found))
+        self._answers[key] = (reader, state, tuple(found))
+        if not found and self._classical is not None and self._classical.capped(request):
+            own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
+            self._capped[key] = (own, own())
         return found
+
+    def _by_creation(self, cq_name: str) -> bool:
+        """Whether a policy of `cq_name` compares creation times (LowerOrNewerEqualPriority)."""
+        answer = self._creation.get(cq_name)
+        if answer is None:
+            policy = self.snapshot.specs[cq_name].preemption
+            answer = self._creation[cq_name] = LOWER_OR_NEWER in (policy.within_cluster_queue,
+                                                                   policy.reclaim_within_cohort)
+        return answer

@@ -9,7 +9,10 @@ Neither strategy module imports the other; the scheduler talks to them through `
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
+from operator import itemgetter
 from typing import Callable, Mapping, Protocol
 
 from compiler.evaluator.info import WorkloadInfo
@@ -102,8 +105,12 @@ class Snapshot:
         self.epoch = 0
         # Commits per (cohort tree, flavor-resource) and per cohort tree: what a search read is
         # unchanged while these are.
-        self.fr_versions: dict[tuple[int, FlavorResource], int] = {}
-        self.tree_versions: dict[int, int] = {}
+        # (defaultdicts: a reader from `version_reader` asks for pairs never committed to)
+        self.fr_versions: dict[tuple[int, FlavorResource], int] = defaultdict(int)
+        self.tree_versions: dict[int, int] = defaultdict(int)
+        # Commits per (ClusterQueue, flavor-resource): what one queue's own workloads hold.
+        self.queue_versions: dict[tuple[str, FlavorResource], int] = defaultdict(int)
+        self._roots: dict[str, int] = {}  # CQ name -> id of its root (the tree is fixed)
 
     # -- who holds quota ---------------------------------------------------------------------
     def track(self, info: WorkloadInfo) -> None:
@@ -127,18 +134,39 @@ class Snapshot:
         self._commit(info)
 
     def _commit(self, info: WorkloadInfo) -> None:
-        tree = id(self.nodes[info.cluster_queue].root())
-        self.tree_versions[tree] = self.tree_versions.get(tree, 0) + 1
+        tree = self.root_of(info.cluster_queue)
+        self.tree_versions[tree] += 1
         for fr in info.usage:
-            self.fr_versions[(tree, fr)] = self.fr_versions.get((tree, fr), 0) + 1
+            self.fr_versions[(tree, fr)] += 1
+            self.queue_versions[(info.cluster_queue, fr)] += 1
+
+    def root_of(self, cq_name: str) -> int:
+        """The id of the root of `cq_name`'s cohort tree."""
+        root = self._roots.get(cq_name)
+        if root is None:
+            root = self._roots[cq_name] = id(self.nodes[cq_name].root())
+        return root
 
     def versions(self, cq_name: str, frs) -> tuple:
         """The commit versions of `frs` in the cohort tree of `cq_name`."""
-        tree = id(self.nodes[cq_name].root())
-        return tuple([self.fr_versions.get((tree, fr), 0) for fr in frs])
+        tree = self.root_of(cq_name)
+        return tuple([self.fr_versions[(tree, fr)] for fr in frs])
 
     def tree_version(self, cq_name: str) -> int:
-        return self.tree_versions.get(id(self.nodes[cq_name].root()), 0)
+        return self.tree_versions[self.root_of(cq_name)]
+
+    def version_reader(self, cq_name: str, frs, whole_tree: bool) -> Callable[[], object]:
+        """A function answering the commit versions of `frs` (of the whole tree when
+        `whole_tree`) in the cohort tree of `cq_name`, made once for a question asked again
+        and again: each call is one C-level lookup instead of a loop."""
+        tree = self.root_of(cq_name)
+        if whole_tree:
+            return partial(self.tree_versions.__getitem__, tree)
+        return _reader(self.fr_versions, [(tree, fr) for fr in frs])
+
+    def queue_version_reader(self, cq_name: str, frs) -> Callable[[], object]:
+        """As `version_reader`, for the commits of `cq_name`'s own workloads only."""
+        return _reader(self.queue_versions, [(cq_name, fr) for fr in frs])
 
     def _count(self, info: WorkloadInfo, delta: int) -> None:
         node = self.nodes[info.cluster_queue]
@@ -239,6 +267,12 @@ class Snapshot:
     def restore(self, targets: list[Target]) -> None:
         for target in targets:
             self.add(target.info)
+
+
+def _reader(versions: dict, keys: list) -> Callable[[], object]:
+    if not keys:
+        return tuple
+    return partial(itemgetter(*keys), versions)
 
 
 class UntilCommit:

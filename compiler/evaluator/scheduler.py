@@ -56,13 +56,18 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting",
+                 "aside")
 
-    def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None) -> None:
+    def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None,
+                 aside: set[str] | None = None) -> None:
         self.heap: list[tuple] = []
         # The engine's set of queues with a non-empty heap: a cycle visits only those.
         self.name = name
         self.waiting = waiting if waiting is not None else set()
+        # The engine's set of queues that may have set workloads aside (inadmissible ones,
+        # failed classes, a sticky head): a rescan visits only those.
+        self.aside = aside if aside is not None else set()
         self.inadmissible: dict[str, WorkloadInfo] = {}
         self.strict = strict
         self.sticky: WorkloadInfo | None = None
@@ -78,9 +83,14 @@ class _Queue:
             failed = self.bulk_moved.get(info.scheduling_hash)
             if failed is not None:
                 _share_verdict(info, failed)
-                self.inadmissible[info.key] = info
+                self.set_aside(info)
                 return
         self.push(info)
+
+    def set_aside(self, info: WorkloadInfo) -> None:
+        """`info` waits in the inadmissible set for a requeue."""
+        self.inadmissible[info.key] = info
+        self.aside.add(self.name)
 
     def bulk_move(self, failed: WorkloadInfo) -> None:
         """`failed` found no fit (or no preemption candidates): every workload of its class in
@@ -89,6 +99,7 @@ class _Queue:
             return
         key = failed.scheduling_hash
         self.bulk_moved[key] = failed
+        self.aside.add(self.name)
         if not any(item[2].scheduling_hash == key for item in self.heap):
             return
         kept = []
@@ -97,7 +108,7 @@ class _Queue:
             if info.scheduling_hash == key and info is not self.sticky:
                 self.members.discard(info.key)
                 _share_verdict(info, failed)
-                self.inadmissible[info.key] = info
+                self.set_aside(info)
             else:
                 kept.append(item)
         heapq.heapify(kept)
@@ -125,10 +136,22 @@ class _Queue:
         return info
 
     def requeue_inadmissible(self) -> None:
+        """Every workload set aside goes back to the heap: appended, then heapified once (the
+        heap's order is that of the workloads' keys, all distinct, however it is arranged)."""
         self.bulk_moved.clear()
+        members, heap = self.members, self.heap
+        pushed = False
         for info in self.inadmissible.values():
-            self.push(info)
+            key = info.key
+            if key in members:
+                continue
+            members.add(key)
+            heap.append((info.queue_order(), id(info), info))
+            pushed = True
         self.inadmissible.clear()
+        if pushed:
+            heapq.heapify(heap)
+            self.waiting.add(self.name)
 
 
 TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
@@ -137,6 +160,24 @@ TARGETS_READING = "targets"  # a preemption search of the nomination itself (not
 def _found(targets: list[Target]) -> tuple:
     """A preemption search's answer as a comparable value: who, and why."""
     return tuple((target.info.key, target.reason) for target in targets)
+
+
+def _reading_pairs(kind: str, what, amount) -> tuple:
+    """The (flavor, resource) pairs whose committed usage a reading's answer depends on."""
+    if kind == TARGETS_READING:
+        return (*what, *amount)
+    return (what,)
+
+
+def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResource] | None:
+    """Which of `frs` have a commit version in `now` other than in `before` (the answers of a
+    version reader over them; one pair's is a plain number). None when the versions are not
+    per pair."""
+    if frs is None:
+        return None
+    if len(frs) == 1:
+        return set(frs) if before != now else set()
+    return {fr for fr, old, new in zip(frs, before, now) if old != new}
 
 
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
@@ -162,7 +203,8 @@ class _Entry:
         self.skipped = False
         self.inadmissible_only = False
         self.namespace_mismatch = False
-        self.prev_tried = dict(info.last_tried) if info.last_tried else None
+        # A scan position is replaced, never edited in place: the one at hand is kept as is.
+        self.prev_tried = info.last_tried or None
 
     @property
     def usage(self) -> dict[FlavorResource, int]:
@@ -186,6 +228,14 @@ class Engine:
         # Names of the queues whose heap may be non-empty (pushed to since a cycle last found
         # the heap empty): a cycle visits these, not all queues.
         self._waiting: set[str] = set()
+        # Names of the queues that may hold workloads set aside or a sticky head, and the
+        # pending workloads that may carry a flavor-scan position or stickiness: what a rescan
+        # resets, so it does not walk every queue and workload.
+        self._aside: set[str] = set()
+        self._scanned: set[WorkloadInfo] = set()
+        # Roots (ids) of the trees whose inadmissible workloads a finished job requeues, not
+        # yet requeued (see `finish`).
+        self._finished_roots: set[int] = set()
         self._tree_queues: dict[int, list[_Queue]] | None = None
         self.cycle = 0
         self.decisions = 0
@@ -264,7 +314,7 @@ class Engine:
             node = QuotaNode(name, True, quotas, cq.fair_weight)
             self.nodes[name] = node
             self.admitted[name] = {}
-            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO", name, self._waiting)
+            self.queues[name] = _Queue(cq.queueing_strategy == "StrictFIFO", name, self._waiting, self._aside)
             if cq.cohort:
                 if cq.cohort in broken:
                     self.inactive[name] = f"cohort {cq.cohort} is part of a cycle"
@@ -430,13 +480,17 @@ class Engine:
             assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
         return targets
 
-    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple]) -> bool:
+    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
+                       changed: set[FlavorResource] | None) -> bool:
         """Whether every reading a nomination took gives the same answer now. They are asked in
         the order the nomination took them: each answer decided which reading came next, so
-        equal answers retrace the same path to the same assignment."""
+        equal answers retrace the same path to the same assignment. A reading of pairs none of
+        which is in `changed` (None: any may have) reads what it read before: it is not asked."""
         node = self.nodes[cq_name]
         oracle = None
         for kind, what, amount, answer in readings:
+            if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
+                continue
             if kind == QUOTA_READING:
                 now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
             elif kind == ORACLE_READING:
@@ -471,24 +525,21 @@ class Engine:
             return self.get_assignment(info, cq_name)
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
-        if cached is not None and cached[0] == (cq_name, scan, None):
-            self.reused += 1
-            return cached[1], cached[2]
-        snapshot = self.preemptor.snapshot
-        if self.fair_sharing:  # shares read the whole cohort tree
-            state: object = snapshot.tree_version(cq_name)
-        else:
-            state = snapshot.versions(cq_name, self._reads(info, cq_name))
-        key = (cq_name, scan, state)
-        if cached is not None and cached[0] == key:
-            self.reused += 1
-            return cached[1], cached[2]
-        if (cached is not None and cached[3] is not None and cached[0][:2] == key[:2]
-                and self._readings_hold(info, cq_name, cached[3])):
-            self.reused += 1
-            self.reused_failures += 1
-            info.nomination = (key, *cached[1:])
-            return cached[1], cached[2]
+        if cached is not None and cached[0] == cq_name and cached[1] == scan:
+            reader = cached[2]
+            if reader is None:  # decided by static quotas and the workload alone
+                self.reused += 1
+                return cached[4], cached[5]
+            state = reader()
+            if state == cached[3]:
+                self.reused += 1
+                return cached[4], cached[5]
+            if cached[6] is not None and self._readings_hold(info, cq_name, cached[6],
+                                                              _changed(cached[7], cached[3], state)):
+                self.reused += 1
+                self.reused_failures += 1
+                info.nomination = (cq_name, scan, reader, state, *cached[4:])
+                return cached[4], cached[5]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
         assigner.readings = []
@@ -497,13 +548,33 @@ class Engine:
             readings = assigner.readings
         finally:
             assigner.readings = None
-        if not assigner.read_usage:  # decided by static quotas and the workload alone
-            key = (cq_name, scan, None)
         # Only a failure is kept with its readings: a success is admitted (or preempts) and
         # does not come back with the same scan position.
         failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
-        info.nomination = (key, assignment, targets, readings if failed else None)
+        reader, frs = None, None
+        if assigner.read_usage:
+            reader, frs = self._state_reader(info, cq_name, readings if failed else None)
+        info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
+                           readings if failed else None, frs)
         return assignment, targets
+
+    def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
+        """What a nomination's answer depends on besides the workload and its scan position:
+        the commit versions of the pairs it can read (the whole cohort tree under fair sharing,
+        whose shares read it all). A failure depends on what it did read only: each of its
+        readings (a quota answer, an oracle answer or a classical search on some pairs) is a
+        function of the committed usage of those pairs in the tree, which a commit on any other
+        pair leaves as it was."""
+        snapshot = self.preemptor.snapshot
+        if self.fair_sharing:
+            return snapshot.version_reader(cq_name, (), True), None
+        if readings is None:
+            return snapshot.version_reader(cq_name, self._reads(info, cq_name), False), None
+        frs: set[FlavorResource] = set()
+        for kind, what, amount, _ in readings:
+            frs.update(_reading_pairs(kind, what, amount))
+        ordered = sorted(frs)
+        return snapshot.version_reader(cq_name, ordered, False), ordered
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
@@ -539,12 +610,14 @@ class Engine:
             while remaining:
                 yield pop_fair(self.nodes, remaining, memo)
             return
-        yield from sorted(entries, key=lambda e: (e.assignment.borrowing, -e.info.priority,
-                                                  e.info.workload.created, e.info.uid, e.info.key))
+        # borrowing, then the heap order (higher priority, older, UID, key)
+        yield from sorted(entries, key=lambda e: (e.assignment.borrowing,) + e.info.queue_order())
 
     def run_cycle(self) -> bool:
         """One scheduling cycle. Returns True if anything changed."""
         self.cycle += 1
+        if self._finished_roots:
+            self._requeue_finished()
         heads: list[tuple[WorkloadInfo, str]] = []
         # Queues are visited in name order; one whose heap is empty is only forgotten (and its
         # sticky head with it), which is all pop() would do, so queues never pushed to since
@@ -657,16 +730,21 @@ class Engine:
         entry.status = "admitted"
         return True
 
-    @staticmethod
-    def _remember_scan(info: WorkloadInfo, assignment: Assignment) -> None:
+    def _remember_scan(self, info: WorkloadInfo, assignment: Assignment) -> None:
         # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
-        # tried for each resource that got one.
-        tried = {}
-        for index, ps in enumerate(assignment.podsets):
-            for res, idx in ps.tried_index.items():
-                if res in ps.flavors:
-                    tried[(index, res)] = idx
+        # tried for each resource that got one. A reused nomination gives the same position
+        # (and the position is only ever replaced, never edited), so it is worked out once.
+        tried = assignment.scan_position
+        if tried is None:
+            tried = {}
+            for index, ps in enumerate(assignment.podsets):
+                for res, idx in ps.tried_index.items():
+                    if res in ps.flavors:
+                        tried[(index, res)] = idx
+            assignment.scan_position = tried
         info.last_tried = tried or None
+        if tried:
+            self._scanned.add(info)
 
     @staticmethod
     def _reservation(assignment: Assignment, node: QuotaNode) -> dict[FlavorResource, int]:
@@ -773,13 +851,15 @@ class Engine:
             info.reason = entry.message
         if entry.status == "preempting":
             info.sticky = True
+            self._scanned.add(info)
             queue.sticky = info if not queue.strict else queue.sticky
+            self._aside.add(queue.name)
             queue.push(info)
             return True
         if entry.namespace_mismatch:
             if info.preempted_by is None:
                 info.status = "inadmissible"
-            queue.inadmissible[info.key] = info
+            queue.set_aside(info)
             return True
         if queue.strict or entry.skipped:
             queue.push(info)
@@ -798,7 +878,7 @@ class Engine:
             # goes back to the heap, so the next cycle resumes the scan where this one stopped.
             queue.push(info)
             return (info.last_tried or None) != entry.prev_tried
-        queue.inadmissible[info.key] = info
+        queue.set_aside(info)
         if entry.status in ("nofit", "nocandidates"):
             queue.bulk_move(info)
         return True
@@ -827,6 +907,8 @@ class Engine:
     # -- a live cluster: workloads arrive and finish between runs (simulate) -----------------
     def submit(self, workload: Workload) -> WorkloadInfo:
         """A new pending workload, as when a job is created: it enters its queue for the next run."""
+        if self._finished_roots:
+            self._requeue_finished()
         info = WorkloadInfo(workload)
         self.infos[workload.key] = info
         self._enqueue(info)
@@ -847,7 +929,14 @@ class Engine:
         info.status = "finished"
         root = self._requeue_root(info)
         if root is not None:
-            self._requeue_tree(id(root))
+            # Done when something next looks at the queues (a submission, a cycle), unless a
+            # rescan, which requeues every queue, comes first: then it is work done twice.
+            self._finished_roots.add(id(root))
+
+    def _requeue_finished(self) -> None:
+        for root in sorted(self._finished_roots):
+            self._requeue_tree(root)
+        self._finished_roots.clear()
 
     def _requeue_tree(self, root: int) -> None:
         """Kueue's requeue on a quota release: the inadmissible workloads of every queue in the
@@ -864,11 +953,15 @@ class Engine:
     def rescan(self) -> None:
         """Every pending workload gets a fresh look, as when Kueue starts on an export of this
         moment: the inadmissible ones are requeued and forget their flavor-scan position."""
-        for queue in self.queues.values():
+        self._finished_roots.clear()  # every queue is requeued here
+        for name in self._aside:
+            queue = self.queues[name]
             if queue.inadmissible or queue.bulk_moved:
                 queue.requeue_inadmissible()
             queue.sticky = None
-        for info in self.infos.values():
-            if not info.holds_quota:
+        self._aside.clear()
+        for info in self._scanned:
+            if not info.holds_quota and self.infos.get(info.key) is info:
                 info.last_tried = None
                 info.sticky = False
+        self._scanned.clear()

@@ -240,11 +240,20 @@ def quantities_fit_in_quota(node: QuotaNode, requests: dict[FlavorResource, int]
 def height_of_lowest_subtree_that_fits(cq: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """Borrowing level of a request (0 = within the CQ's nominal), and whether it fits in a
     non-root subtree (so reclaiming inside the hierarchy could help)."""
-    if cq.parent is None or not cq.borrowing_with(fr, value):
-        return 0, cq.parent is not None
-    remaining = value - cq.local_available(fr)
-    for node in cq.ancestors():
-        if not node.borrowing_with(fr, remaining):
+    # borrowing_with and local_available written out: the scheduler asks this for every
+    # flavor it tries and every failed nomination it re-checks.
+    node = cq.parent
+    if node is None:
+        return 0, False
+    used = cq.usage.get(fr, 0)
+    if cq.subtree.get(fr, 0) >= used + value:
+        return 0, True
+    remaining = value - max(0, cq.local.get(fr, 0) - used)
+    while True:
+        used = node.usage.get(fr, 0)
+        if node.subtree.get(fr, 0) >= used + remaining:
             return node.height(), node.parent is not None
-        remaining -= node.local_available(fr)
-    return cq.root().height(), False
+        remaining -= max(0, node.local.get(fr, 0) - used)
+        if node.parent is None:
+            return node.height(), False  # the root
+        node = node.parent

@@ -135,3 +135,53 @@ def test_share_after_removal_is_the_share_of_the_tree_without_the_workload(seed:
             assert computed.rank == expected.rank and computed.borrowed_frs == expected.borrowed_frs
             checked += 1
     assert checked > 20
+
+
+def _capped_world() -> list[dict]:
+    """cq-a is at its borrowingLimit with a workload it may not preempt; cq-b, in the same
+    cohort, holds a workload on the same flavor and resource."""
+    api = "kueue.x-k8s.io/v1beta2"
+    docs: list[dict] = [{"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+                        {"apiVersion": api, "kind": "Cohort", "metadata": {"name": "co"}}]
+    for name, limit in (("cq-a", "0"), ("cq-b", None)):
+        cpu = {"name": "cpu", "nominalQuota": "2"}
+        if limit is not None:
+            cpu["borrowingLimit"] = limit
+        docs.append({"apiVersion": api, "kind": "ClusterQueue", "metadata": {"name": name},
+                     "spec": {"cohortName": "co", "namespaceSelector": {},
+                              "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+                              "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                                  {"name": "f", "resources": [cpu]}]}]}})
+        docs.append({"apiVersion": api, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": name},
+                     "spec": {"clusterQueue": name}})
+    for name, cq in (("held", "cq-a"), ("other", "cq-b")):
+        docs.append({"apiVersion": api, "kind": "Workload",
+                     "metadata": {"name": name, "namespace": cq, "creationTimestamp": "2026-01-01T00:00:00Z"},
+                     "spec": {"queueName": "lq", "priority": 5, "podSets": [{"name": "main", "count": 1, "template": {
+                         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}}]},
+                     "status": {"admission": {"clusterQueue": cq, "podSetAssignments": [
+                         {"name": "main", "flavors": {"cpu": "f"}, "count": 1, "resourceUsage": {"cpu": "2"}}]},
+                                "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                                                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    return docs
+
+
+def test_a_request_over_its_own_borrowing_limit_is_not_searched_again_after_a_commit_elsewhere(monkeypatch) -> None:
+    """Over cq-a's borrowingLimit with nothing of its own to preempt, no search can succeed,
+    whatever the rest of the cohort does: after cq-b's workload finishes (a commit on the very
+    pair asked for) the answer is still [] and comes without a new search."""
+    engine = Engine(load_manifests(_capped_world()))
+    pending = WorkloadInfo(engine.infos["cq-a/held"].workload)
+    fr = ("f", "cpu")
+    searches = []
+    strategy = engine.preemptor.strategy
+    original = strategy.targets
+    monkeypatch.setattr(strategy, "targets", lambda request: searches.append(request) or original(request))
+    with engine.preemptor.at_commit():
+        assert engine.preemptor.targets(pending, "cq-a", {fr}, {fr: 2}) == []
+    assert len(searches) == 1
+    engine.finish("cq-b/other")
+    with engine.preemptor.at_commit():
+        assert engine.preemptor.targets(pending, "cq-a", {fr}, {fr: 2}) == []
+    assert len(searches) == 1
+    assert original(searches[0]) == []  # what a search would answer now
