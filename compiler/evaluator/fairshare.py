@@ -30,14 +30,17 @@ class Share:
     weight 0 that borrows ranks above every other, those among themselves by ratio; the others
     by ratio over weight), computed once since shares are compared far more often than made."""
 
-    __slots__ = ("weight", "ratio", "borrowing", "borrowed_frs", "rank")
+    __slots__ = ("weight", "ratio", "borrowing", "borrowed_frs", "excess", "rank")
 
     def __init__(self, weight: float, ratio: float, borrowing: bool = False,
-                 borrowed_frs: frozenset = frozenset()) -> None:
+                 excess: Mapping[FlavorResource, int] | None = None) -> None:
         self.weight = weight
         self.ratio = ratio                 # unweighted dominant ratio (per mille of what the parent can lend)
         self.borrowing = borrowing
-        self.borrowed_frs = borrowed_frs
+        # What each borrowed pair uses above the node's quota: the share after an eviction
+        # is computed from it (`without`) instead of from the node's whole usage.
+        self.excess = excess or {}
+        self.borrowed_frs = frozenset(self.excess)
         zero_weight_borrows = weight == 0 and ratio != 0
         self.rank = (zero_weight_borrows, ratio if zero_weight_borrows else self.precise())
 
@@ -84,15 +87,21 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
         for fr, value in extra.items():
             usage[fr] = usage.get(fr, 0) + value
     subtree = node.subtree
-    borrowed: dict[str, int] = {}
-    frs = []
+    excess: dict[FlavorResource, int] = {}
     for fr, used in usage.items():  # only a pair in use can be borrowed
         quota = subtree.get(fr)
         if quota is not None and used > quota:
-            borrowed[fr[1]] = borrowed.get(fr[1], 0) + used - quota
-            frs.append(fr)
-    if not borrowed:
+            excess[fr] = used - quota
+    return _from_excess(node, excess)
+
+
+def _from_excess(node: QuotaNode, excess: dict[FlavorResource, int]) -> Share:
+    """The share of `node` (not a root) borrowing `excess` above its quota per pair."""
+    if not excess:
         return _not_borrowing(node.weight)
+    borrowed: dict[str, int] = {}
+    for fr, amount in excess.items():
+        borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
     lendable = node.lendable
     if lendable is None:  # what the parent could lend per resource depends on quotas only
         lendable = node.lendable = {}
@@ -103,7 +112,19 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
         total = lendable.get(res, 0)
         if total > 0:
             ratio = max(ratio, amount * 1000.0 / total)
-    return Share(node.weight, ratio, True, frozenset(frs))
+    return Share(node.weight, ratio, True, excess)
+
+
+def _without(node: QuotaNode, share: Share, removal: Mapping[FlavorResource, int]) -> Share:
+    """share_of(node, {fr: -value for fr, value in removal.items()}) where `share` is
+    share_of(node): taking usage off can only lower the excess of the pairs already borrowed
+    (a pair within its quota stays within it), so only those are computed again."""
+    excess = {}
+    for fr, amount in share.excess.items():
+        amount -= removal.get(fr, 0)
+        if amount > 0:
+            excess[fr] = amount
+    return _from_excess(node, excess)
 
 
 @lru_cache(maxsize=None)
@@ -265,6 +286,7 @@ class _Ordering:
         self.pruned_cqs: set[str] = set()
         self.pruned_cohorts: set[int] = set()
         self.order_key = order_key
+        self._almosts: dict[str, tuple[QuotaNode, QuotaNode]] = {}  # target CQ -> (preemptor's, target's)
 
     def has_workload(self, name: str) -> bool:
         found = self.targets.get(name)
@@ -327,22 +349,36 @@ class _Ordering:
             return self._next(best_cohort)
         return best_cq
 
+    def _almost_pair(self, target: QuotaNode) -> tuple[QuotaNode, QuotaNode]:
+        """The children of the least common ancestor of the preemptor and `target` on their
+        paths: whose shares the strategies compare."""
+        found = self._almosts.get(target.name)
+        if found is None:
+            lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
+            found = self._almosts[target.name] = (_almost(self.preemptor_node, lca), _almost(target, lca))
+        return found
+
     def shares(self, target: QuotaNode) -> tuple[Share, Share]:
-        lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-        return share_of(_almost(self.preemptor_node, lca)), share_of(_almost(target, lca))
+        preemptor_almost, target_almost = self._almost_pair(target)
+        return share_of(preemptor_almost), share_of(target_almost)
 
     def target_share_after_removal(self, target: QuotaNode, info) -> Share:
         """The target's share, as `shares` reads it, with `info` evicted (without touching
-        the tree: the usage the eviction would take off that node is passed as extra)."""
-        lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-        almost = _almost(target, lca)
-        return share_of(almost, {fr: -value for fr, value in _removal_reaching(target, info.usage, almost).items()})
+        the tree: only the pairs that node borrows are followed up to it)."""
+        almost = self._almost_pair(target)[1]
+        share = share_of(almost)
+        excess = share.excess
+        if not any(fr in excess for fr in info.usage):
+            return share  # nothing it borrows gets lower
+        return _without(almost, share, _removal_reaching(target, info.usage, almost, excess))
 
 
-def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode) -> dict:
+def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode,
+                      only: Mapping[FlavorResource, int] | None = None) -> dict:
     """The usage that removing `usage` at `node` takes off `upto`, one of its ancestors (what
-    QuotaNode.remove_all would do: a node passes up only what it had stored in its parent)."""
-    current = {fr: value for fr, value in usage.items() if value > 0}
+    QuotaNode.remove_all would do: a node passes up only what it had stored in its parent),
+    for the pairs in `only` if given (each pair travels up on its own)."""
+    current = {fr: value for fr, value in usage.items() if value > 0 and (only is None or fr in only)}
     while node is not upto and current:
         following = {}
         for fr, value in current.items():
