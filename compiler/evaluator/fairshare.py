@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from functools import lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Mapping, Protocol, TypeVar
 
 from compiler.evaluator.info import WorkloadInfo
@@ -276,9 +276,17 @@ class _Ordering:
 
     Each target queue's candidates are a list of (candidate key, workload) read in place up
     to an end (the snapshot's sorted list itself when it can be), with a cursor per queue, so
-    a search copies no candidate list."""
+    a search copies no candidate list.
 
-    def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key) -> None:
+    Given the tree's `nodes`, the walk compares only the children that hold a target queue
+    with candidates: any other child would be pruned, or lead to a step that only prunes,
+    without changing which targets come out or in what order (Kueue, and the walk without
+    `nodes`, compare every child at every step). `almosts` keeps the nodes whose shares are
+    compared per target queue, for the preemptor's queue, across searches."""
+
+    def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key,
+                 nodes: Mapping[str, QuotaNode] | None = None,
+                 almosts: dict[str, tuple[QuotaNode, QuotaNode]] | None = None) -> None:
         self.preemptor_node = preemptor_node
         self.ancestors = {id(a) for a in preemptor_node.ancestors()}
         self.targets = targets
@@ -286,7 +294,8 @@ class _Ordering:
         self.pruned_cqs: set[str] = set()
         self.pruned_cohorts: set[int] = set()
         self.order_key = order_key
-        self._almosts: dict[str, tuple[QuotaNode, QuotaNode]] = {}  # target CQ -> (preemptor's, target's)
+        self._almosts = {} if almosts is None else almosts  # target CQ -> (preemptor's, target's)
+        self._children = None if nodes is None else _holding(nodes, targets)
 
     def has_workload(self, name: str) -> bool:
         found = self.targets.get(name)
@@ -316,7 +325,10 @@ class _Ordering:
         # Shares are compared through their ranks (what `compare` compares), inline: this runs
         # for every child of every cohort on the way down, for each target visited.
         best_cq, best_cq_rank = None, NEGATIVE.rank
-        child_cohorts, child_cqs = cohort.children_by_name()
+        if self._children is None:
+            child_cohorts, child_cqs = cohort.children_by_name()
+        else:
+            child_cohorts, child_cqs = self._children.get(id(cohort), _NO_CHILDREN)
         pruned_cqs = self.pruned_cqs
         for cq in child_cqs:
             name = cq.name
@@ -373,6 +385,31 @@ class _Ordering:
         return _without(almost, share, _removal_reaching(target, info.usage, almost, excess))
 
 
+_NO_CHILDREN: tuple[list, list] = ([], [])
+
+
+def _holding(nodes: Mapping[str, QuotaNode], targets: dict[str, tuple[list, int]]) -> dict[int, tuple[list, list]]:
+    """id(cohort) -> (its child cohorts, its child CQs) with a target queue with candidates in
+    or below them, each in name order."""
+    cohorts: dict[int, set[QuotaNode]] = {}
+    cqs: dict[int, list[QuotaNode]] = {}
+    for name, (_, end) in targets.items():
+        node = nodes[name]
+        if end == 0 or node.parent is None:
+            continue
+        cqs.setdefault(id(node.parent), []).append(node)
+        node = node.parent
+        while node.parent is not None:
+            below = cohorts.setdefault(id(node.parent), set())
+            if node in below:
+                break
+            below.add(node)
+            node = node.parent
+    by_name = attrgetter("name")
+    return {key: (sorted(cohorts.get(key, ()), key=by_name), sorted(cqs.get(key, ()), key=by_name))
+            for key in cohorts.keys() | cqs.keys()}
+
+
 def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode,
                       only: Mapping[FlavorResource, int] | None = None) -> dict:
     """The usage that removing `usage` at `node` takes off `upto`, one of its ancestors (what
@@ -414,8 +451,12 @@ class FairSharingPreemption:
     """Fair Sharing preemption (Kueue's preemption/fairsharing), with the configured
     strategies (default LessThanOrEqualToFinalShare, then LessThanInitialShare)."""
 
-    def __init__(self, snapshot: Snapshot, strategies: list[str]) -> None:
+    def __init__(self, snapshot: Snapshot, strategies: list[str], incremental: bool = True) -> None:
         self.snapshot = snapshot
+        # The target walk compares only the children holding targets (_Ordering); without it,
+        # every child at every step, as Kueue does (the engine's plain reference path).
+        self.incremental = incremental
+        self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
         self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
@@ -450,9 +491,13 @@ class FairSharingPreemption:
         order_key = candidate_order(request.cq)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
-        done, retry = self._first_pass(request, node, _Ordering(node, candidates, order_key), targets)
+        nodes = snap.nodes if self.incremental else None
+        almosts = self._almosts.setdefault(request.cq, {})
+        ordering = _Ordering(node, candidates, order_key, nodes, almosts)
+        done, retry = self._first_pass(request, node, ordering, targets)
         if not done and len(self.strategies) > 1 and retry:
-            done = self._second_pass(request, node, _Ordering(node, _by_queue(retry), order_key), targets)
+            done = self._second_pass(request, node, _Ordering(node, _by_queue(retry), order_key, nodes, almosts),
+                                     targets)
         node.remove_all(request.usage)
         if not done:
             snap.restore(targets)

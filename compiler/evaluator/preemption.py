@@ -30,7 +30,7 @@ class Preemptor:
         self.reuse = reuse
         self._reuse = False
         self._answers: dict[tuple, tuple[object, tuple[Target, ...]]] = {}
-        self.strategy: Strategy = (FairSharingPreemption(self.snapshot, strategies) if fair_sharing
+        self.strategy: Strategy = (FairSharingPreemption(self.snapshot, strategies, reuse) if fair_sharing
                                    else ClassicalPreemption(self.snapshot))
 
     @contextmanager

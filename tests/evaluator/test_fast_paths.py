@@ -13,6 +13,7 @@ import pytest
 from compiler.evaluator import load_manifests
 from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, pop_fair
 from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.preemption_common import candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
 from compiler.evaluator.scheduler import Engine
 
@@ -135,3 +136,47 @@ def test_share_after_removal_is_the_share_of_the_tree_without_the_workload(seed:
             assert computed.rank == expected.rank and computed.borrowed_frs == expected.borrowed_frs
             checked += 1
     assert checked > 20
+
+
+def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, str]]:
+    """The targets an ordering yields, taking one workload at each (and evicting it, as a
+    search does, on a coin toss); the tree is as before on return."""
+    seen, evicted = [], []
+    for target in ordering:
+        info = ordering.pop(target.name)
+        seen.append((target.name, info.key))
+        if rnd.random() < 0.5:
+            snapshot.remove(info)
+            evicted.append(info)
+    for info in evicted:
+        snapshot.add(info)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
+    """The preemption walk given the tree's nodes compares only the children holding target
+    queues with candidates; it must yield the same targets in the same order as the walk
+    comparing every child, whichever queues have candidates and whatever is evicted."""
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12)))
+    engine.run(4)
+    snapshot = engine.preemptor.snapshot
+    rnd = random.Random(seed)
+    walked = 0
+    for name in sorted(engine.nodes):
+        node = engine.nodes[name]
+        if node.parent is None:
+            continue
+        targets = {}
+        for other in sorted(engine.nodes):
+            if engine.nodes[other].root() is node.root() and rnd.random() < 0.7:
+                pairs = sorted(((candidate_key(info), info) for info in engine.admitted[other].values()),
+                               key=lambda pair: pair[0])
+                targets[other] = (pairs, rnd.randint(0, len(pairs)))
+        order_key = candidate_order(name)
+        choice = rnd.random()
+        whole = _walk(_Ordering(node, targets, order_key), random.Random(choice), snapshot)
+        holding = _walk(_Ordering(node, targets, order_key, engine.nodes), random.Random(choice), snapshot)
+        assert holding == whole
+        walked += bool(whole)
+    assert walked > 5
