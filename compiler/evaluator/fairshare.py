@@ -278,14 +278,14 @@ class _Ordering:
     to an end (the snapshot's sorted list itself when it can be), with a cursor per queue, so
     a search copies no candidate list.
 
-    Given the tree's `nodes`, the walk compares only the children that hold a target queue
-    with candidates: any other child would be pruned, or lead to a step that only prunes,
-    without changing which targets come out or in what order (Kueue, and the walk without
-    `nodes`, compare every child at every step). `almosts` keeps the nodes whose shares are
+    Given `children` (`holding`: per cohort, its children holding a target queue with
+    candidates), the walk compares only those: any other child would be pruned, or lead to a
+    step that only prunes, without changing which targets come out or in what order (Kueue,
+    and the walk without `children`, compare every child at every step). `almosts` keeps the nodes whose shares are
     compared per target queue, for the preemptor's queue, across searches."""
 
     def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key,
-                 nodes: Mapping[str, QuotaNode] | None = None,
+                 children: Mapping[int, tuple[list, list]] | None = None,
                  almosts: dict[str, tuple[QuotaNode, QuotaNode]] | None = None) -> None:
         self.preemptor_node = preemptor_node
         self.ancestors = {id(a) for a in preemptor_node.ancestors()}
@@ -295,7 +295,7 @@ class _Ordering:
         self.pruned_cohorts: set[int] = set()
         self.order_key = order_key
         self._almosts = {} if almosts is None else almosts  # target CQ -> (preemptor's, target's)
-        self._children = None if nodes is None else _holding(nodes, targets)
+        self._children = children
 
     def has_workload(self, name: str) -> bool:
         found = self.targets.get(name)
@@ -388,7 +388,7 @@ class _Ordering:
 _NO_CHILDREN: tuple[list, list] = ([], [])
 
 
-def _holding(nodes: Mapping[str, QuotaNode], targets: dict[str, tuple[list, int]]) -> dict[int, tuple[list, list]]:
+def holding(nodes: Mapping[str, QuotaNode], targets: dict[str, tuple[list, int]]) -> dict[int, tuple[list, list]]:
     """id(cohort) -> (its child cohorts, its child CQs) with a target queue with candidates in
     or below them, each in name order."""
     cohorts: dict[int, set[QuotaNode]] = {}
@@ -457,6 +457,7 @@ class FairSharingPreemption:
         # every child at every step, as Kueue does (the engine's plain reference path).
         self.incremental = incremental
         self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
+        self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
         self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
@@ -491,13 +492,13 @@ class FairSharingPreemption:
         order_key = candidate_order(request.cq)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
-        nodes = snap.nodes if self.incremental else None
         almosts = self._almosts.setdefault(request.cq, {})
-        ordering = _Ordering(node, candidates, order_key, nodes, almosts)
+        ordering = _Ordering(node, candidates, order_key, self._holding(candidates), almosts)
         done, retry = self._first_pass(request, node, ordering, targets)
         if not done and len(self.strategies) > 1 and retry:
-            done = self._second_pass(request, node, _Ordering(node, _by_queue(retry), order_key, nodes, almosts),
-                                     targets)
+            retry_by_queue = _by_queue(retry)
+            ordering = _Ordering(node, retry_by_queue, order_key, self._holding(retry_by_queue), almosts)
+            done = self._second_pass(request, node, ordering, targets)
         node.remove_all(request.usage)
         if not done:
             snap.restore(targets)
@@ -505,6 +506,19 @@ class FairSharingPreemption:
         targets = snap.fill_back(node, request.usage, targets, True)
         snap.restore(targets)
         return targets
+
+    def _holding(self, targets: dict[str, tuple[list, int]]) -> Mapping[int, tuple[list, list]] | None:
+        """`holding` for these targets (None on the plain path): it depends on the tree's shape
+        and on which queues have candidates only, so it is kept per such set of queues."""
+        if not self.incremental:
+            return None
+        key = tuple([name for name, (_, end) in targets.items() if end])
+        found = self._holdings.get(key)
+        if found is None:
+            if len(self._holdings) >= 4096:
+                self._holdings.clear()
+            found = self._holdings[key] = holding(self.snapshot.nodes, targets)
+        return found
 
     def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> dict[str, tuple[list, int]]:
         """Per ClusterQueue, its candidates in candidate order and how many of them count:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, pop_fair
+from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, holding, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
@@ -176,7 +176,7 @@ def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yield
         order_key = candidate_order(name)
         choice = rnd.random()
         whole = _walk(_Ordering(node, targets, order_key), random.Random(choice), snapshot)
-        holding = _walk(_Ordering(node, targets, order_key, engine.nodes), random.Random(choice), snapshot)
-        assert holding == whole
+        filtered = _walk(_Ordering(node, targets, order_key, holding(engine.nodes, targets)), random.Random(choice), snapshot)
+        assert filtered == whole
         walked += bool(whole)
     assert walked > 5
