@@ -322,44 +322,50 @@ class _Ordering:
                 yield target
 
     def _next(self, cohort: QuotaNode):
-        # Shares are compared through their ranks (what `compare` compares), inline: this runs
-        # for every child of every cohort on the way down, for each target visited.
-        best_cq, best_cq_rank = None, NEGATIVE.rank
-        if self._children is None:
-            child_cohorts, child_cqs = cohort.children_by_name()
-        else:
-            child_cohorts, child_cqs = self._children.get(id(cohort), _NO_CHILDREN)
-        pruned_cqs = self.pruned_cqs
-        for cq in child_cqs:
-            name = cq.name
-            if name in pruned_cqs:
-                continue
-            share = share_of(cq)
-            if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(name):
-                pruned_cqs.add(name)
-                continue
-            rank = share.rank
-            if best_cq is not None and rank == best_cq_rank:
-                if self.order_key(self.head(name)) < self.order_key(self.head(best_cq.name)):
-                    best_cq = cq
-            elif rank > best_cq_rank:
-                best_cq, best_cq_rank = cq, rank
-        best_cohort, best_cohort_rank = None, NEGATIVE.rank
-        pruned_cohorts = self.pruned_cohorts
-        for child in child_cohorts:
-            if id(child) in pruned_cohorts:
-                continue
-            share = share_of(child)
-            if not share.borrowing and id(child) not in self.ancestors:
-                pruned_cohorts.add(id(child))
-            elif share.rank >= best_cohort_rank:
-                best_cohort, best_cohort_rank = child, share.rank
-        if best_cohort is None and best_cq is None:
-            pruned_cohorts.add(id(cohort))
-            return None
-        if best_cohort_rank >= best_cq_rank:
-            return self._next(best_cohort)
-        return best_cq
+        # Shares are compared through their ranks (what `compare` compares), and read from the
+        # nodes' share caches, inline: this runs for every child of every cohort on the way
+        # down, for each target visited. Going down to the best child cohort is a loop.
+        targets, cursors, preemptor_node = self.targets, self.cursors, self.preemptor_node
+        pruned_cqs, pruned_cohorts = self.pruned_cqs, self.pruned_cohorts
+        while True:
+            best_cq, best_cq_rank = None, NEGATIVE.rank
+            if self._children is None:
+                child_cohorts, child_cqs = cohort.children_by_name()
+            else:
+                child_cohorts, child_cqs = self._children.get(id(cohort), _NO_CHILDREN)
+            for cq in child_cqs:
+                name = cq.name
+                if name in pruned_cqs:
+                    continue
+                found = targets.get(name)
+                if found is None or cursors[name] >= found[1]:  # no workload left
+                    pruned_cqs.add(name)
+                    continue
+                share = cq.share.get(cq.version) or share_of(cq)
+                if not share.borrowing and cq is not preemptor_node:
+                    pruned_cqs.add(name)
+                    continue
+                rank = share.rank
+                if best_cq is not None and rank == best_cq_rank:
+                    if self.order_key(self.head(name)) < self.order_key(self.head(best_cq.name)):
+                        best_cq = cq
+                elif rank > best_cq_rank:
+                    best_cq, best_cq_rank = cq, rank
+            best_cohort, best_cohort_rank = None, NEGATIVE.rank
+            for child in child_cohorts:
+                if id(child) in pruned_cohorts:
+                    continue
+                share = child.share.get(child.version) or share_of(child)
+                if not share.borrowing and id(child) not in self.ancestors:
+                    pruned_cohorts.add(id(child))
+                elif share.rank >= best_cohort_rank:
+                    best_cohort, best_cohort_rank = child, share.rank
+            if best_cohort is None and best_cq is None:
+                pruned_cohorts.add(id(cohort))
+                return None
+            if best_cohort_rank < best_cq_rank:
+                return best_cq
+            cohort = best_cohort
 
     def _almost_pair(self, target: QuotaNode) -> tuple[QuotaNode, QuotaNode]:
         """The children of the least common ancestor of the preemptor and `target` on their
