@@ -214,20 +214,15 @@ def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode]
     requested pairs first, then the lower share, the higher priority, the older, the lower UID."""
     if not candidates:
         return None
-
-    def key(head: H) -> tuple:
-        share = _head_shares(nodes[head.cq], head, memo)[cohort.name]
-        info = head.info
-        return (share.borrowing_on(head.usage), share.rank, -info.priority, info.workload.created, info.uid, info.key)
-
-    return min(candidates, key=key)
+    return min(candidates, key=lambda head: _head_keys(nodes[head.cq], head, memo)[cohort.name])
 
 
-def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
-    """The shares of `cq` and of each cohort on its path with the head's usage added, keyed
-    by the parent whose tournament reads them. The share at one level depends only on the
-    usage of the nodes from `cq` up to that level, so each is kept until one of their
-    versions moves: a change in a cohort recomputes the shares from that cohort up only."""
+def _head_keys(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, tuple]:
+    """The head's sort key in the tournament of each cohort on its path (from the shares of
+    `cq` and of each cohort with the head's usage added), keyed by that cohort. The share at
+    one level depends only on the usage of the nodes from `cq` up to that level, so each key
+    is kept until one of their versions moves: a change in a cohort recomputes the keys from
+    that cohort up only."""
     cached = memo.get(cq.name)
     if cached is None or cached[0] is not entry:
         ancestors = list(cq.ancestors())
@@ -239,9 +234,12 @@ def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
         first += 1
     if first < len(path):
         extras = _spill(cq, entry.usage)
+        info = entry.info
+        rest = (-info.priority, info.workload.created, info.uid, info.key)
         for level in range(first, len(path)):
             node = path[level]
-            found[parents[level]] = share_of(node, extras[level] if level < len(extras) else None)
+            share = share_of(node, extras[level] if level < len(extras) else None)
+            found[parents[level]] = (share.borrowing_on(entry.usage), share.rank, *rest)
             versions[level] = node.version
     return found
 
