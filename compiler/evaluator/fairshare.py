@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from functools import lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Mapping, Protocol, TypeVar
 
 from compiler.evaluator.info import WorkloadInfo
@@ -30,14 +30,17 @@ class Share:
     weight 0 that borrows ranks above every other, those among themselves by ratio; the others
     by ratio over weight), computed once since shares are compared far more often than made."""
 
-    __slots__ = ("weight", "ratio", "borrowing", "borrowed_frs", "rank")
+    __slots__ = ("weight", "ratio", "borrowing", "borrowed_frs", "excess", "rank")
 
     def __init__(self, weight: float, ratio: float, borrowing: bool = False,
-                 borrowed_frs: frozenset = frozenset()) -> None:
+                 excess: Mapping[FlavorResource, int] | None = None) -> None:
         self.weight = weight
         self.ratio = ratio                 # unweighted dominant ratio (per mille of what the parent can lend)
         self.borrowing = borrowing
-        self.borrowed_frs = borrowed_frs
+        # What each borrowed pair uses above the node's quota: the share after an eviction
+        # is computed from it (`without`) instead of from the node's whole usage.
+        self.excess = excess or {}
+        self.borrowed_frs = frozenset(self.excess)
         zero_weight_borrows = weight == 0 and ratio != 0
         self.rank = (zero_weight_borrows, ratio if zero_weight_borrows else self.precise())
 
@@ -84,15 +87,21 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
         for fr, value in extra.items():
             usage[fr] = usage.get(fr, 0) + value
     subtree = node.subtree
-    borrowed: dict[str, int] = {}
-    frs = []
+    excess: dict[FlavorResource, int] = {}
     for fr, used in usage.items():  # only a pair in use can be borrowed
         quota = subtree.get(fr)
         if quota is not None and used > quota:
-            borrowed[fr[1]] = borrowed.get(fr[1], 0) + used - quota
-            frs.append(fr)
-    if not borrowed:
+            excess[fr] = used - quota
+    return _from_excess(node, excess)
+
+
+def _from_excess(node: QuotaNode, excess: dict[FlavorResource, int]) -> Share:
+    """The share of `node` (not a root) borrowing `excess` above its quota per pair."""
+    if not excess:
         return _not_borrowing(node.weight)
+    borrowed: dict[str, int] = {}
+    for fr, amount in excess.items():
+        borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
     lendable = node.lendable
     if lendable is None:  # what the parent could lend per resource depends on quotas only
         lendable = node.lendable = {}
@@ -103,7 +112,19 @@ def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share
         total = lendable.get(res, 0)
         if total > 0:
             ratio = max(ratio, amount * 1000.0 / total)
-    return Share(node.weight, ratio, True, frozenset(frs))
+    return Share(node.weight, ratio, True, excess)
+
+
+def _without(node: QuotaNode, share: Share, removal: Mapping[FlavorResource, int]) -> Share:
+    """share_of(node, {fr: -value for fr, value in removal.items()}) where `share` is
+    share_of(node): taking usage off can only lower the excess of the pairs already borrowed
+    (a pair within its quota stays within it), so only those are computed again."""
+    excess = {}
+    for fr, amount in share.excess.items():
+        amount -= removal.get(fr, 0)
+        if amount > 0:
+            excess[fr] = amount
+    return _from_excess(node, excess)
 
 
 @lru_cache(maxsize=None)
@@ -193,20 +214,15 @@ def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode]
     requested pairs first, then the lower share, the higher priority, the older, the lower UID."""
     if not candidates:
         return None
-
-    def key(head: H) -> tuple:
-        share = _head_shares(nodes[head.cq], head, memo)[cohort.name]
-        info = head.info
-        return (share.borrowing_on(head.usage), share.rank, -info.priority, info.workload.created, info.uid, info.key)
-
-    return min(candidates, key=key)
+    return min(candidates, key=lambda head: _head_keys(nodes[head.cq], head, memo)[cohort.name])
 
 
-def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
-    """The shares of `cq` and of each cohort on its path with the head's usage added, keyed
-    by the parent whose tournament reads them. The share at one level depends only on the
-    usage of the nodes from `cq` up to that level, so each is kept until one of their
-    versions moves: a change in a cohort recomputes the shares from that cohort up only."""
+def _head_keys(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, tuple]:
+    """The head's sort key in the tournament of each cohort on its path (from the shares of
+    `cq` and of each cohort with the head's usage added), keyed by that cohort. The share at
+    one level depends only on the usage of the nodes from `cq` up to that level, so each key
+    is kept until one of their versions moves: a change in a cohort recomputes the keys from
+    that cohort up only."""
     cached = memo.get(cq.name)
     if cached is None or cached[0] is not entry:
         ancestors = list(cq.ancestors())
@@ -218,9 +234,12 @@ def _head_shares(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, Share]:
         first += 1
     if first < len(path):
         extras = _spill(cq, entry.usage)
+        info = entry.info
+        rest = (-info.priority, info.workload.created, info.uid, info.key)
         for level in range(first, len(path)):
             node = path[level]
-            found[parents[level]] = share_of(node, extras[level] if level < len(extras) else None)
+            share = share_of(node, extras[level] if level < len(extras) else None)
+            found[parents[level]] = (share.borrowing_on(entry.usage), share.rank, *rest)
             versions[level] = node.version
     return found
 
@@ -255,9 +274,17 @@ class _Ordering:
 
     Each target queue's candidates are a list of (candidate key, workload) read in place up
     to an end (the snapshot's sorted list itself when it can be), with a cursor per queue, so
-    a search copies no candidate list."""
+    a search copies no candidate list.
 
-    def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key) -> None:
+    Given `children` (`holding`: per cohort, its children holding a target queue with
+    candidates), the walk compares only those: any other child would be pruned, or lead to a
+    step that only prunes, without changing which targets come out or in what order (Kueue,
+    and the walk without `children`, compare every child at every step). `almosts` keeps the nodes whose shares are
+    compared per target queue, for the preemptor's queue, across searches."""
+
+    def __init__(self, preemptor_node: QuotaNode, targets: dict[str, tuple[list, int]], order_key,
+                 children: Mapping[int, tuple[list, list]] | None = None,
+                 almosts: dict[str, tuple[QuotaNode, QuotaNode]] | None = None) -> None:
         self.preemptor_node = preemptor_node
         self.ancestors = {id(a) for a in preemptor_node.ancestors()}
         self.targets = targets
@@ -265,6 +292,8 @@ class _Ordering:
         self.pruned_cqs: set[str] = set()
         self.pruned_cohorts: set[int] = set()
         self.order_key = order_key
+        self._almosts = {} if almosts is None else almosts  # target CQ -> (preemptor's, target's)
+        self._children = children
 
     def has_workload(self, name: str) -> bool:
         found = self.targets.get(name)
@@ -291,58 +320,106 @@ class _Ordering:
                 yield target
 
     def _next(self, cohort: QuotaNode):
-        # Shares are compared through their ranks (what `compare` compares), inline: this runs
-        # for every child of every cohort on the way down, for each target visited.
-        best_cq, best_cq_rank = None, NEGATIVE.rank
-        child_cohorts, child_cqs = cohort.children_by_name()
-        pruned_cqs = self.pruned_cqs
-        for cq in child_cqs:
-            name = cq.name
-            if name in pruned_cqs:
-                continue
-            share = share_of(cq)
-            if (not share.borrowing and cq is not self.preemptor_node) or not self.has_workload(name):
-                pruned_cqs.add(name)
-                continue
-            rank = share.rank
-            if best_cq is not None and rank == best_cq_rank:
-                if self.order_key(self.head(name)) < self.order_key(self.head(best_cq.name)):
-                    best_cq = cq
-            elif rank > best_cq_rank:
-                best_cq, best_cq_rank = cq, rank
-        best_cohort, best_cohort_rank = None, NEGATIVE.rank
-        pruned_cohorts = self.pruned_cohorts
-        for child in child_cohorts:
-            if id(child) in pruned_cohorts:
-                continue
-            share = share_of(child)
-            if not share.borrowing and id(child) not in self.ancestors:
-                pruned_cohorts.add(id(child))
-            elif share.rank >= best_cohort_rank:
-                best_cohort, best_cohort_rank = child, share.rank
-        if best_cohort is None and best_cq is None:
-            pruned_cohorts.add(id(cohort))
-            return None
-        if best_cohort_rank >= best_cq_rank:
-            return self._next(best_cohort)
-        return best_cq
+        # Shares are compared through their ranks (what `compare` compares), and read from the
+        # nodes' share caches, inline: this runs for every child of every cohort on the way
+        # down, for each target visited. Going down to the best child cohort is a loop.
+        targets, cursors, preemptor_node = self.targets, self.cursors, self.preemptor_node
+        pruned_cqs, pruned_cohorts = self.pruned_cqs, self.pruned_cohorts
+        while True:
+            best_cq, best_cq_rank = None, NEGATIVE.rank
+            if self._children is None:
+                child_cohorts, child_cqs = cohort.children_by_name()
+            else:
+                child_cohorts, child_cqs = self._children.get(id(cohort), _NO_CHILDREN)
+            for cq in child_cqs:
+                name = cq.name
+                if name in pruned_cqs:
+                    continue
+                found = targets.get(name)
+                if found is None or cursors[name] >= found[1]:  # no workload left
+                    pruned_cqs.add(name)
+                    continue
+                share = cq.share.get(cq.version) or share_of(cq)
+                if not share.borrowing and cq is not preemptor_node:
+                    pruned_cqs.add(name)
+                    continue
+                rank = share.rank
+                if best_cq is not None and rank == best_cq_rank:
+                    if self.order_key(self.head(name)) < self.order_key(self.head(best_cq.name)):
+                        best_cq = cq
+                elif rank > best_cq_rank:
+                    best_cq, best_cq_rank = cq, rank
+            best_cohort, best_cohort_rank = None, NEGATIVE.rank
+            for child in child_cohorts:
+                if id(child) in pruned_cohorts:
+                    continue
+                share = child.share.get(child.version) or share_of(child)
+                if not share.borrowing and id(child) not in self.ancestors:
+                    pruned_cohorts.add(id(child))
+                elif share.rank >= best_cohort_rank:
+                    best_cohort, best_cohort_rank = child, share.rank
+            if best_cohort is None and best_cq is None:
+                pruned_cohorts.add(id(cohort))
+                return None
+            if best_cohort_rank < best_cq_rank:
+                return best_cq
+            cohort = best_cohort
+
+    def _almost_pair(self, target: QuotaNode) -> tuple[QuotaNode, QuotaNode]:
+        """The children of the least common ancestor of the preemptor and `target` on their
+        paths: whose shares the strategies compare."""
+        found = self._almosts.get(target.name)
+        if found is None:
+            lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
+            found = self._almosts[target.name] = (_almost(self.preemptor_node, lca), _almost(target, lca))
+        return found
 
     def shares(self, target: QuotaNode) -> tuple[Share, Share]:
-        lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-        return share_of(_almost(self.preemptor_node, lca)), share_of(_almost(target, lca))
+        preemptor_almost, target_almost = self._almost_pair(target)
+        return share_of(preemptor_almost), share_of(target_almost)
 
     def target_share_after_removal(self, target: QuotaNode, info) -> Share:
         """The target's share, as `shares` reads it, with `info` evicted (without touching
-        the tree: the usage the eviction would take off that node is passed as extra)."""
-        lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-        almost = _almost(target, lca)
-        return share_of(almost, {fr: -value for fr, value in _removal_reaching(target, info.usage, almost).items()})
+        the tree: only the pairs that node borrows are followed up to it)."""
+        almost = self._almost_pair(target)[1]
+        share = share_of(almost)
+        excess = share.excess
+        if not any(fr in excess for fr in info.usage):
+            return share  # nothing it borrows gets lower
+        return _without(almost, share, _removal_reaching(target, info.usage, almost, excess))
 
 
-def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode) -> dict:
+_NO_CHILDREN: tuple[list, list] = ([], [])
+
+
+def holding(nodes: Mapping[str, QuotaNode], targets: dict[str, tuple[list, int]]) -> dict[int, tuple[list, list]]:
+    """id(cohort) -> (its child cohorts, its child CQs) with a target queue with candidates in
+    or below them, each in name order."""
+    cohorts: dict[int, set[QuotaNode]] = {}
+    cqs: dict[int, list[QuotaNode]] = {}
+    for name, (_, end) in targets.items():
+        node = nodes[name]
+        if end == 0 or node.parent is None:
+            continue
+        cqs.setdefault(id(node.parent), []).append(node)
+        node = node.parent
+        while node.parent is not None:
+            below = cohorts.setdefault(id(node.parent), set())
+            if node in below:
+                break
+            below.add(node)
+            node = node.parent
+    by_name = attrgetter("name")
+    return {key: (sorted(cohorts.get(key, ()), key=by_name), sorted(cqs.get(key, ()), key=by_name))
+            for key in cohorts.keys() | cqs.keys()}
+
+
+def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto: QuotaNode,
+                      only: Mapping[FlavorResource, int] | None = None) -> dict:
     """The usage that removing `usage` at `node` takes off `upto`, one of its ancestors (what
-    QuotaNode.remove_all would do: a node passes up only what it had stored in its parent)."""
-    current = {fr: value for fr, value in usage.items() if value > 0}
+    QuotaNode.remove_all would do: a node passes up only what it had stored in its parent),
+    for the pairs in `only` if given (each pair travels up on its own)."""
+    current = {fr: value for fr, value in usage.items() if value > 0 and (only is None or fr in only)}
     while node is not upto and current:
         following = {}
         for fr, value in current.items():
@@ -378,8 +455,13 @@ class FairSharingPreemption:
     """Fair Sharing preemption (Kueue's preemption/fairsharing), with the configured
     strategies (default LessThanOrEqualToFinalShare, then LessThanInitialShare)."""
 
-    def __init__(self, snapshot: Snapshot, strategies: list[str]) -> None:
+    def __init__(self, snapshot: Snapshot, strategies: list[str], incremental: bool = True) -> None:
         self.snapshot = snapshot
+        # The target walk compares only the children holding targets (_Ordering); without it,
+        # every child at every step, as Kueue does (the engine's plain reference path).
+        self.incremental = incremental
+        self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
+        self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
         self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
@@ -414,9 +496,13 @@ class FairSharingPreemption:
         order_key = candidate_order(request.cq)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
-        done, retry = self._first_pass(request, node, _Ordering(node, candidates, order_key), targets)
+        almosts = self._almosts.setdefault(request.cq, {})
+        ordering = _Ordering(node, candidates, order_key, self._holding(candidates), almosts)
+        done, retry = self._first_pass(request, node, ordering, targets)
         if not done and len(self.strategies) > 1 and retry:
-            done = self._second_pass(request, node, _Ordering(node, _by_queue(retry), order_key), targets)
+            retry_by_queue = _by_queue(retry)
+            ordering = _Ordering(node, retry_by_queue, order_key, self._holding(retry_by_queue), almosts)
+            done = self._second_pass(request, node, ordering, targets)
         node.remove_all(request.usage)
         if not done:
             snap.restore(targets)
@@ -424,6 +510,19 @@ class FairSharingPreemption:
         targets = snap.fill_back(node, request.usage, targets, True)
         snap.restore(targets)
         return targets
+
+    def _holding(self, targets: dict[str, tuple[list, int]]) -> Mapping[int, tuple[list, list]] | None:
+        """`holding` for these targets (None on the plain path): it depends on the tree's shape
+        and on which queues have candidates only, so it is kept per such set of queues."""
+        if not self.incremental:
+            return None
+        key = tuple([name for name, (_, end) in targets.items() if end])
+        found = self._holdings.get(key)
+        if found is None:
+            if len(self._holdings) >= 4096:
+                self._holdings.clear()
+            found = self._holdings[key] = holding(self.snapshot.nodes, targets)
+        return found
 
     def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> dict[str, tuple[list, int]]:
         """Per ClusterQueue, its candidates in candidate order and how many of them count:

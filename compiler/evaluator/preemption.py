@@ -39,7 +39,7 @@ class Preemptor:
         self._capped: dict[tuple, tuple] = {}
         self._creation: dict[str, bool] = {}  # CQ -> does a policy compare creation times
         self._classical = None if fair_sharing else ClassicalPreemption(self.snapshot)
-        self.strategy: Strategy = self._classical or FairSharingPreemption(self.snapshot, strategies)
+        self.strategy: Strategy = self._classical or FairSharingPreemption(self.snapshot, strategies, reuse)
 
     @contextmanager
     def at_commit(self):

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, pop_fair
+from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, holding, pop_fair
 from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.preemption_common import candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
 from compiler.evaluator.scheduler import Engine
 
@@ -185,3 +186,47 @@ def test_a_request_over_its_own_borrowing_limit_is_not_searched_again_after_a_co
         assert engine.preemptor.targets(pending, "cq-a", {fr}, {fr: 2}) == []
     assert len(searches) == 1
     assert original(searches[0]) == []  # what a search would answer now
+
+
+def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, str]]:
+    """The targets an ordering yields, taking one workload at each (and evicting it, as a
+    search does, on a coin toss); the tree is as before on return."""
+    seen, evicted = [], []
+    for target in ordering:
+        info = ordering.pop(target.name)
+        seen.append((target.name, info.key))
+        if rnd.random() < 0.5:
+            snapshot.remove(info)
+            evicted.append(info)
+    for info in evicted:
+        snapshot.add(info)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
+    """The preemption walk given the tree's nodes compares only the children holding target
+    queues with candidates; it must yield the same targets in the same order as the walk
+    comparing every child, whichever queues have candidates and whatever is evicted."""
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12)))
+    engine.run(4)
+    snapshot = engine.preemptor.snapshot
+    rnd = random.Random(seed)
+    walked = 0
+    for name in sorted(engine.nodes):
+        node = engine.nodes[name]
+        if node.parent is None:
+            continue
+        targets = {}
+        for other in sorted(engine.nodes):
+            if engine.nodes[other].root() is node.root() and rnd.random() < 0.7:
+                pairs = sorted(((candidate_key(info), info) for info in engine.admitted[other].values()),
+                               key=lambda pair: pair[0])
+                targets[other] = (pairs, rnd.randint(0, len(pairs)))
+        order_key = candidate_order(name)
+        choice = rnd.random()
+        whole = _walk(_Ordering(node, targets, order_key), random.Random(choice), snapshot)
+        filtered = _walk(_Ordering(node, targets, order_key, holding(engine.nodes, targets)), random.Random(choice), snapshot)
+        assert filtered == whole
+        walked += bool(whole)
+    assert walked > 5
