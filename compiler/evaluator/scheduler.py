@@ -241,6 +241,9 @@ class Engine:
         self.decisions = 0
         self._reserve_seq = 0
         self.converged = True
+        # XOR of hash((workload, ClusterQueue)) over the workloads admitted or evicted in this
+        # process: equal values mean the same holders (within one run; see `run(repeats=)`).
+        self.holders_print = 0
         # Admissions and evictions in order, when a caller (simulate) asks for them.
         self.journal: list[tuple[str, WorkloadInfo, str | None]] | None = None
         # Seconds since the epoch of "now" when a caller (simulate) runs the engine in time.
@@ -785,6 +788,7 @@ class Engine:
         info.pending_victims = []
         self.admitted[cq_name][info.key] = info
         self.preemptor.track(info)
+        self.holders_print ^= hash((info.key, cq_name))
         if self.journal is not None:
             self.journal.append(("admitted", info, None))
         queue = self.queues[cq_name]
@@ -797,6 +801,7 @@ class Engine:
         node.remove_all(victim.usage)
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)
+        self.holders_print ^= hash((victim.key, cq_name))
         preemptor = entry.info
         victim.holds_quota = False
         victim.usage = {}
@@ -884,9 +889,15 @@ class Engine:
         return True
 
     def run(self, cycles: int | None = None, limit: int | None = None,
-            after_cycle: Callable[["Engine"], None] | None = None) -> None:
+            after_cycle: Callable[["Engine"], None] | None = None, repeats: int | None = None) -> None:
         """N cycles, or until a cycle changes nothing. `after_cycle` sees the engine after each
-        cycle (a command's progress line), and changes nothing."""
+        cycle (a command's progress line), and changes nothing.
+
+        `repeats` (simulate): stop, not converged, once the same set of workloads holds quota
+        after a changing cycle for that many times. Kueue's own preemption can go round in a
+        circle (a fair-sharing preemptor is preempted back by its victim's cohort): a live
+        cluster churns on in real time, a simulation has to move on to its next event. Evaluate
+        leaves it unset and runs to its cycle cap, as the oracle does."""
         if cycles is not None:
             for _ in range(cycles):
                 self.run_cycle()
@@ -896,12 +907,17 @@ class Engine:
         # Every workload can be admitted, preempted and readmitted a few times; a cluster that is
         # still changing after that is cycling (preemption ping-pong) and we stop there.
         limit = limit if limit is not None else 8 * len(self.infos) + 100
+        seen: dict[int, int] = {}
         for _ in range(limit):
             changed = self.run_cycle()
             if after_cycle is not None:
                 after_cycle(self)
             if not changed:
                 return
+            if repeats is not None:
+                seen[self.holders_print] = times = seen.get(self.holders_print, 0) + 1
+                if times >= repeats:
+                    break
         self.converged = False
 
     # -- a live cluster: workloads arrive and finish between runs (simulate) -----------------

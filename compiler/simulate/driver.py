@@ -40,6 +40,9 @@ from compiler.simulate.trace import Trace, TraceJob
 KUEUE_KINDS = {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 QUEUE = "default"
+# A moment whose cycles bring the same jobs back to holding quota this many times is churning
+# (see Engine.run): the simulation records it and moves on.
+CHURN_REPEATS = 3
 
 
 @dataclass
@@ -242,10 +245,11 @@ class _EventLoop:
         engine = self.engine
         engine.clock = (EPOCH + datetime.timedelta(seconds=now)).timestamp()
         engine.rescan()
-        engine.run()
+        engine.run(repeats=CHURN_REPEATS)
         if not engine.converged:
-            self.warnings.append(Diagnostic(codes.TRACE_BAD, f"at t={now}s the engine was still changing after its "
-                                            "cycle cap (workloads keep preempting each other)"))
+            self.warnings.append(Diagnostic(codes.TRACE_BAD, f"at t={now}s Kueue's preemptions go round in a circle "
+                                            "(the same jobs held quota again after more preemptions); the "
+                                            "simulation moves on with the state at that point"))
             engine.converged = True
         for event, info, preemptor in engine.journal:
             run = self.by_key[info.key]
