@@ -124,6 +124,8 @@ class BuildResult:
     mig_nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The Kueue Configuration fragment this policy needs (deviceClassMappings, fairSharing).
     kueue_config_fragment: dict[str, Any] | None = None
+    # The whole Kueue Configuration the kueue-config component ships (None when none is shipped).
+    kueue_configuration: dict[str, Any] | None = None
     # Files that are not Kubernetes objects (the Kueue Helm values), path relative to out/<cluster>/.
     extra_files: dict[str, str] = field(default_factory=dict)
     # quota resource name -> DeviceClasses (dra-claims / dra-extended-resource)

@@ -247,7 +247,8 @@ def add_kueue_config(built: BuildResult, cluster: Any, configs: dict[str, Loaded
         sink.error(codes.KUEUE_CONFIG_CONTRADICTS, message, position)
     if problems:
         return
-    configmap, deployment = kueue_config_patch({}, merged_configuration(base, needs))
+    built.kueue_configuration = merged_configuration(base, needs)
+    configmap, deployment = kueue_config_patch({}, built.kueue_configuration)
     field = ("spec", "kueueConfig", "base") if base.document is not None else ("spec", "kueueVersion")
     origin = Origin(cluster.located, field)
     built.objects.append(BuiltObject(configmap, origin, WAVE_FOUNDATION,

@@ -59,6 +59,8 @@ class ClusterArtifacts:
     report: dict
     # Every file of out/<cluster>/, path relative to that folder -> exact text.
     files: dict[str, str] = field(default_factory=dict)
+    # The Kueue Configuration this cluster's Kueue runs with, when the compile ships one.
+    kueue_configuration: dict | None = None
 
 
 @dataclass
@@ -228,6 +230,7 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
     report = build_report(resolved, placement, built, verdicts)
     artifacts = ClusterArtifacts(resolved.name, resolved, placement, built.objects, verdicts, report)
     artifacts.files = dict(sorted({**files, **_report_files(report)}.items()))
+    artifacts.kueue_configuration = built.kueue_configuration
     return artifacts
 
 

@@ -25,9 +25,8 @@ import heapq
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from compiler import codes, yamlio
+from compiler import codes
 from compiler.admissibility import workload_object
-from compiler.dra.classes import KUEUE_CONFIG_KEY, KUEUE_CONFIGMAP
 from compiler.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
 from compiler.evaluator import load_manifests
 from compiler.evaluator.models import Workload
@@ -92,25 +91,17 @@ def _timestamp(seconds: int) -> str:
     return (EPOCH + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def kueue_configuration(objects: list[dict]) -> list[dict]:
-    """The Kueue Configuration the compile ships (the data of its ConfigMap patch), as a document
-    the engine reads: fair sharing and its strategies change whom Kueue preempts, so the
-    simulation runs with what the cluster's Kueue will run with."""
-    for obj in objects:
-        if obj.get("kind") == "ConfigMap" and obj.get("metadata", {}).get("name") == KUEUE_CONFIGMAP:
-            text = (obj.get("data") or {}).get(KUEUE_CONFIG_KEY)
-            if isinstance(text, str):
-                return [yamlio.load(text)]
-    return []
-
-
 class Simulation:
     """A trace and the compiled objects of one cluster, ready to run."""
 
-    def __init__(self, cluster: ResolvedCluster, objects: list[dict], trace: Trace, trace_path: str):
+    def __init__(self, cluster: ResolvedCluster, objects: list[dict], trace: Trace, trace_path: str,
+                 configuration: dict | None = None):
         self.cluster = cluster
         self.teams = {t.name: t for t in cluster.teams}
-        self.base = [o for o in objects if o["kind"] in KUEUE_KINDS] + kueue_configuration(objects)
+        self.base = [o for o in objects if o["kind"] in KUEUE_KINDS]
+        # Fair sharing and its strategies change whom Kueue preempts: the engine runs with the
+        # Configuration the compile ships to the cluster's Kueue.
+        self.base += [configuration] if configuration is not None else []
         self.base += [{"apiVersion": "v1", "kind": "Namespace",
                        "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
                       for team in cluster.teams for ns in team.namespaces]

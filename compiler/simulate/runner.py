@@ -50,7 +50,7 @@ def simulate_policy(source: PolicySource, trace_path: Path, cluster: str | None 
     artifacts = compiled_cluster(source, cluster)
     trace, notes = load_trace(trace_path, artifacts)
     objects = [o.obj for o in artifacts.objects]
-    simulation = Simulation(artifacts.cluster, objects, trace, str(trace_path))
+    simulation = Simulation(artifacts.cluster, objects, trace, str(trace_path), artifacts.kueue_configuration)
     run = simulation.run()
     weights = {team.name: float(team.weight) for team in artifacts.cluster.teams}
     summary = metrics.summarize(run, load_manifests(simulation.base), weights)

@@ -163,48 +163,16 @@ def test_progress_bar_goes_to_a_terminal_stderr_only(tmp_path):
     assert code == 0 and "compiling" not in stderr   # a compile under the delay shows no bar
 
 
-def test_evaluate_shows_how_far_it_has_got_on_a_terminal(tmp_path):
-    manifests = tmp_path / "cluster.yaml"
-    manifests.write_text(EVALUATE_WORLD)
-    code, stdout, stderr = _run_with_tty_stderr(["evaluate", str(manifests), "--format", "json"],
+def test_evaluate_shows_how_far_it_has_got_on_a_terminal():
+    # Kueue's documentation example: its cluster and sample Job.
+    docs = Path(__file__).parents[1] / "evaluator" / "fixtures" / "kueue-docs"
+    files = [str(docs / "cluster.yaml"), str(docs / "sample-job.yaml")]
+    code, stdout, stderr = _run_with_tty_stderr(["evaluate", *files, "--format", "json"],
                                                 {"KUEUE_POLICY_PROGRESS_AFTER": "0"})
     assert code == 0, stderr
     assert "evaluating" in stderr and json.loads(stdout)["workloads"][0]["status"] == "admitted"
-    piped = run_cli("evaluate", str(manifests), "--format", "json", env={"KUEUE_POLICY_PROGRESS_AFTER": "0"})
+    piped = run_cli("evaluate", *files, "--format", "json", env={"KUEUE_POLICY_PROGRESS_AFTER": "0"})
     assert piped.returncode == 0 and "evaluating" not in piped.stderr
-
-
-EVALUATE_WORLD = """\
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default
-      resources: [{name: cpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: lq, namespace: ns}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: Workload
-metadata: {name: w, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z"}
-spec:
-  queueName: lq
-  podSets:
-  - name: main
-    count: 1
-    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
-"""
 
 
 def test_an_environment_failure_is_json_too(tmp_path):
