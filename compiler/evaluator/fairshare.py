@@ -451,6 +451,53 @@ def _strategy_passes(name: str, preemptor_new: Share, target_old: Share, target_
     return compare(preemptor_new, target_new) <= 0
 
 
+class SearchReads:
+    """What a fair-sharing search read besides the request, so its answer can be kept while
+    that is unchanged (Preemptor.targets).
+
+    A search is a function of (1) the usage, in every node of the tree, of the pairs in `frs`:
+    the request's pairs and every pair any of its candidates uses, so that the candidates, the
+    borrowing tests, every fit and every eviction it simulates stay on these pairs; their commit
+    versions say whether they moved; and (2) the shares of the nodes it may compare: the nodes
+    on the paths from the root to the preemptor's queue and to each queue with candidates. A
+    share is read on usage changed only on `frs`, so it is a function of (1) and of what the
+    node borrows on the other pairs: its excess per pair at the start, kept here with the
+    node's version (an unchanged version is an unchanged excess)."""
+
+    __slots__ = ("frs", "nodes")
+
+    def __init__(self, frs, nodes: list[list]) -> None:
+        self.frs = sorted(frs)
+        self.nodes = nodes  # [node, version, excess per pair] at the start of the search
+
+    def shares_hold(self) -> bool:
+        """Whether every node read still borrows what it borrowed (checked after the commit
+        versions of `frs`, which cover the pairs in `frs`)."""
+        for entry in self.nodes:
+            node = entry[0]
+            if node.version != entry[1]:
+                if share_of(node).excess != entry[2]:
+                    return False
+                entry[1] = node.version  # same excess: the next check is a version compare
+        return True
+
+
+def _reads_of(request: PreemptionRequest, node: QuotaNode, candidates: dict[str, tuple[list, int]],
+              nodes: Mapping[str, QuotaNode]) -> SearchReads:
+    frs = set(request.frs)
+    frs.update(request.usage)
+    path_nodes: dict[int, QuotaNode] = {}
+    for start in [node] + [nodes[name] for name, (_, end) in candidates.items() if end]:
+        current: QuotaNode | None = start
+        while current is not None and id(current) not in path_nodes:
+            path_nodes[id(current)] = current
+            current = current.parent
+    for pairs, end in candidates.values():
+        for index in range(end):
+            frs.update(pairs[index][1].usage)
+    return SearchReads(frs, [[n, n.version, share_of(n).excess] for n in path_nodes.values()])
+
+
 class FairSharingPreemption:
     """Fair Sharing preemption (Kueue's preemption/fairsharing), with the configured
     strategies (default LessThanOrEqualToFinalShare, then LessThanInitialShare)."""
@@ -465,6 +512,8 @@ class FairSharingPreemption:
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
         self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
+        self.reads: SearchReads | None = None  # what the last search read
+        self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -482,7 +531,9 @@ class FairSharingPreemption:
         node = snap.nodes[request.cq]
         candidates = self._candidates(request, node)
         if not any(end for _, end in candidates.values()):
+            self.reads = SearchReads(request.frs | request.usage.keys(), [])
             return []
+        self.reads = _reads_of(request, node, candidates, snap.nodes)
         root = node.root()
         tree = self._trees.get(id(root))
         if tree is None:
@@ -541,8 +592,22 @@ class FairSharingPreemption:
     def _borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
         """The queues of the tree borrowing one of `frs`. Searches run on the committed tree
         (Preemptor.at_commit), so the answer holds until the snapshot's next commit."""
-        return self._borrowers.get((id(root), frs), lambda: [cq for cq in root.subtree_cqs()
-                                                              if any(cq.borrowing(fr) for fr in frs)])
+        return self._borrowers.get((id(root), frs), lambda: self._find_borrowing(root, frs))
+
+    def _find_borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
+        # Only a queue with a workload holding a pair uses (so borrows) it: those are looked
+        # at, not the whole tree; the answer is in the tree's order, as a walk would give it.
+        order = self._tree_order.get(id(root))
+        if order is None:
+            order = self._tree_order[id(root)] = {cq.name: index for index, cq in enumerate(root.subtree_cqs())}
+        nodes = self.snapshot.nodes
+        names = set()
+        for fr in frs:
+            names.update(self.snapshot.users.get(fr, ()))
+        found = [nodes[name] for name in names
+                 if name in order and any(nodes[name].borrowing(fr) for fr in frs)]
+        found.sort(key=lambda cq: order[cq.name])
+        return found
 
     def _allowed(self, request: PreemptionRequest, cq_name: str, policy: str) -> tuple[list, int]:
         """(candidate key, workload) of `cq_name`'s workloads using the contested pairs, in

@@ -31,7 +31,7 @@ class Preemptor:
         self.fair_sharing = fair_sharing
         self.reuse = reuse
         self._reuse = False
-        # request -> (state reader, state, answer)
+        # request -> (state reader, state, answer, what a fair-sharing search read besides)
         self._answers: dict[tuple, tuple] = {}
         # request -> (reader, state) of the preemptor's queue when the request was over the
         # queue's own borrowingLimit: the answer is [] while that queue's workloads stay put,
@@ -39,7 +39,8 @@ class Preemptor:
         self._capped: dict[tuple, tuple] = {}
         self._creation: dict[str, bool] = {}  # CQ -> does a policy compare creation times
         self._classical = None if fair_sharing else ClassicalPreemption(self.snapshot)
-        self.strategy: Strategy = self._classical or FairSharingPreemption(self.snapshot, strategies, reuse)
+        self._fair = FairSharingPreemption(self.snapshot, strategies, reuse) if fair_sharing else None
+        self.strategy: Strategy = self._classical or self._fair
 
     @contextmanager
     def at_commit(self):
@@ -82,7 +83,7 @@ class Preemptor:
         # A classical search reads the contested and requested pairs only, and the preemptor
         # only through its priority, and its creation time for LowerOrNewerEqualPriority only:
         # without that policy, the workloads of one priority and shape share their answers.
-        # Fair sharing reads the shares of the whole cohort tree.
+        # Fair sharing reads the shares of the queues it compares (fairshare.SearchReads).
         work = preemptor.workload
         created = work.created if self.fair_sharing or self._by_creation(cq_name) else None
         key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
@@ -92,16 +93,23 @@ class Preemptor:
         cached = self._answers.get(key)
         if cached is not None:
             state = cached[0]()
-            if state == cached[1]:
+            if state == cached[1] and (cached[3] is None or cached[3].shares_hold()):
                 return list(cached[2])
             reader = cached[0]
-        else:
-            reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), self.fair_sharing)
+        elif not self.fair_sharing:
+            reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), False)
             state = reader()
         # (the request is built only for a search: most questions are answered above)
         request = PreemptionRequest(preemptor, cq_name, contested, usage)
         found = self.strategy.targets(request)
-        self._answers[key] = (reader, state, tuple(found))
+        reads = None
+        if self._fair is not None:
+            # A fair-sharing search reads more than its own pairs (the pairs its candidates
+            # use, the shares of the queues it compares): it says what, once it has run.
+            reads = self._fair.reads
+            reader = self.snapshot.version_reader(cq_name, reads.frs, False)
+            state = reader()
+        self._answers[key] = (reader, state, tuple(found), reads)
         if not found and self._classical is not None and self._classical.capped(request):
             own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
             self._capped[key] = (own, own())

@@ -95,6 +95,8 @@ class Snapshot:
         self.specs = specs
         self.admitted = admitted    # CQ name -> key -> info holding quota
         self.by_fr: dict[str, dict[FlavorResource, dict[str, WorkloadInfo]]] = {}
+        # The ClusterQueues with a workload holding each pair: only they can borrow it.
+        self.users: dict[FlavorResource, set[str]] = {}
         self._sorted: dict[tuple[str, FlavorResource], list[tuple[tuple, WorkloadInfo]]] = {}
         self._sums: dict[tuple[str, FlavorResource], list[int]] = {}  # prefix sums of _sorted's usage
         # Priorities of admitted workloads per CQ and per cohort tree (root): a preemptor no
@@ -118,6 +120,7 @@ class Snapshot:
         per_cq = self.by_fr.setdefault(info.cluster_queue, {})
         for fr in info.usage:
             per_cq.setdefault(fr, {})[info.key] = info
+            self.users.setdefault(fr, set()).add(info.cluster_queue)
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
         self._count(info, 1)
@@ -127,7 +130,10 @@ class Snapshot:
         self.epoch += 1
         per_cq = self.by_fr.get(info.cluster_queue, {})
         for fr in info.usage:
-            per_cq.get(fr, {}).pop(info.key, None)
+            members = per_cq.get(fr, {})
+            members.pop(info.key, None)
+            if not members:
+                self.users.get(fr, set()).discard(info.cluster_queue)
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
         self._count(info, -1)
