@@ -483,18 +483,25 @@ class SearchReads:
 
 
 def _reads_of(request: PreemptionRequest, node: QuotaNode, candidates: dict[str, tuple[list, int]],
-              nodes: Mapping[str, QuotaNode]) -> SearchReads:
+              snapshot: Snapshot) -> SearchReads:
     frs = set(request.frs)
     frs.update(request.usage)
+    nodes = snapshot.nodes
     path_nodes: dict[int, QuotaNode] = {}
-    for start in [node] + [nodes[name] for name, (_, end) in candidates.items() if end]:
+    holders = [name for name, (_, end) in candidates.items() if end]
+    for start in [node] + [nodes[name] for name in holders]:
         current: QuotaNode | None = start
         while current is not None and id(current) not in path_nodes:
             path_nodes[id(current)] = current
             current = current.parent
-    for pairs, end in candidates.values():
-        for index in range(end):
-            frs.update(pairs[index][1].usage)
+    if len(request.frs) == 1:  # the candidates are all the queue's workloads on that pair
+        contested = next(iter(request.frs))
+        for name in holders:
+            frs.update(snapshot.pairs_used(name, contested))
+    else:
+        for pairs, end in candidates.values():
+            for index in range(end):
+                frs.update(pairs[index][1].usage)
     return SearchReads(frs, [[n, n.version, share_of(n).excess] for n in path_nodes.values()])
 
 
@@ -533,7 +540,7 @@ class FairSharingPreemption:
         if not any(end for _, end in candidates.values()):
             self.reads = SearchReads(request.frs | request.usage.keys(), [])
             return []
-        self.reads = _reads_of(request, node, candidates, snap.nodes)
+        self.reads = _reads_of(request, node, candidates, snap)
         root = node.root()
         tree = self._trees.get(id(root))
         if tree is None:

@@ -99,6 +99,7 @@ class Snapshot:
         self.users: dict[FlavorResource, set[str]] = {}
         self._sorted: dict[tuple[str, FlavorResource], list[tuple[tuple, WorkloadInfo]]] = {}
         self._sums: dict[tuple[str, FlavorResource], list[int]] = {}  # prefix sums of _sorted's usage
+        self._pairs: dict[tuple[str, FlavorResource], frozenset] = {}  # every pair _sorted's workloads use
         # Priorities of admitted workloads per CQ and per cohort tree (root): a preemptor no
         # policy lets preempt anything there is answered without a candidate search.
         self.priorities: dict[object, dict[int, int]] = {}
@@ -123,6 +124,7 @@ class Snapshot:
             self.users.setdefault(fr, set()).add(info.cluster_queue)
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
+            self._pairs.pop((info.cluster_queue, fr), None)
         self._count(info, 1)
         self._commit(info)
 
@@ -136,6 +138,7 @@ class Snapshot:
                 self.users.get(fr, set()).discard(info.cluster_queue)
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
+            self._pairs.pop((info.cluster_queue, fr), None)
         self._count(info, -1)
         self._commit(info)
 
@@ -204,6 +207,17 @@ class Snapshot:
                              key=lambda item: item[0])
             self._sorted[key] = ordered
         return ordered
+
+    def pairs_used(self, cq_name: str, fr: FlavorResource) -> frozenset:
+        """Every (flavor, resource) pair the workloads of `cq_name` using `fr` hold."""
+        key = (cq_name, fr)
+        found = self._pairs.get(key)
+        if found is None:
+            pairs: set[FlavorResource] = set()
+            for info in self.by_fr.get(cq_name, {}).get(fr, {}).values():
+                pairs.update(info.usage)
+            found = self._pairs[key] = frozenset(pairs)
+        return found
 
     def usage_below(self, cq_name: str, fr: FlavorResource, policy: str, priority: int) -> int | None:
         """Total `fr` usage of the workloads of `cq_name` using `fr` that `policy` lets a
