@@ -201,7 +201,10 @@ class _EventLoop:
 
     def run(self) -> SimulationRun:
         next_arrival, now, total = 0, 0, len(self.arrivals)
-        while next_arrival < total or self.completions:
+        while True:
+            self._drop_stale_completions()
+            if next_arrival >= total and not self.completions:
+                break
             upcoming = [self.completions[0][0]] if self.completions else []
             if next_arrival < total:
                 upcoming.append(self.arrivals[next_arrival].job.at)
@@ -221,6 +224,14 @@ class _EventLoop:
                 info = self.engine.infos.get(run.key)
                 run.reason = info.reason if info is not None else ""
         return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings)
+
+    def _drop_stale_completions(self) -> None:
+        # The completion of a run that was preempted never happens: it is no event, and must
+        # not make a moment of its own (a moment rescans the queues, which would restart a
+        # circle of preemptions that the last moment stopped).
+        completions = self.completions
+        while completions and completions[0][2] != self.by_key[completions[0][1]].generation:
+            heapq.heappop(completions)
 
     def _complete_until(self, now: int) -> None:
         while self.completions and self.completions[0][0] <= now:

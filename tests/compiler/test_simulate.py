@@ -88,3 +88,22 @@ jobs:
         outcomes[fair] = {j["name"]: (j["started"], j["preemptions"]) for j in json.loads(result.stdout)["jobs"]}
     assert outcomes[False]["b1"] == (100, 0) and outcomes[False]["a1"] == (0, 0)
     assert outcomes[True]["b1"] == (10, 0) and outcomes[True]["a1"] == (60, 1)
+
+
+def test_the_completion_of_a_preempted_run_is_no_moment(tmp_path):
+    """`big` was due to finish at t=100 but was preempted at t=10: nothing happens at t=100, so
+    the simulation makes no moment there (a moment rescans every queue)."""
+    from compiler.pipeline import PolicySource, compile_policy
+    from compiler.simulate.driver import Simulation
+    from compiler.simulate.trace import Trace, TraceJob
+
+    files = {"cluster.yaml": CLUSTER} | {f"{name}.yaml": team(name, body) for name, body in TEAMS}
+    artifacts = next(iter(compile_policy(PolicySource.from_directory(write_policy(tmp_path, files))).clusters.values()))
+    trace = Trace(jobs=[TraceJob(team="a", name="big", at=0, duration=100, replicas=2, gpus=8),
+                        TraceJob(team="b", name="mine", at=10, duration=50, replicas=1, gpus=8)])
+    moments = []
+    simulation = Simulation(artifacts.cluster, [o.obj for o in artifacts.objects], trace, "trace.yaml",
+                            artifacts.kueue_configuration)
+    run = simulation.run(observer=lambda phase, now, loop: moments.append(now) if phase == "before" else None)
+    assert [r.preemptions for r in run.runs] == [1, 0]
+    assert moments == [0, 10, 60, 160]
