@@ -240,6 +240,9 @@ class Engine:
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
+        # Admitted at the clock's current moment: ordered among themselves by admission until
+        # the next moment (see `rescan`).
+        self._admitted_now: list[WorkloadInfo] = []
         self.converged = True
         # XOR of hash((workload, ClusterQueue)) over the workloads admitted or evicted in this
         # process: equal values mean the same holders (within one run; see `run(repeats=)`).
@@ -779,8 +782,14 @@ class Engine:
         info.reason_code = QUOTA_RESERVED
         info.reason = f"Quota reserved in ClusterQueue {cq_name}"
         # Candidates are ordered by quota reservation time, then UID, as Kueue orders them. A
-        # static evaluation has no clock: what it admits is newer than anything in the input.
-        info.reserved_rank = (self.clock, 0) if self.clock is not None else (float("inf"), self._reserve_seq)
+        # static evaluation has no clock: what it admits is newer than anything in the input,
+        # and the later of two admissions is the newer. In time (simulate) the same holds within
+        # one moment; `rescan` then gives them the moment's time only, as an export shows them.
+        if self.clock is None:
+            info.reserved_rank = (float("inf"), self._reserve_seq)
+        else:
+            info.reserved_rank = (self.clock, self._reserve_seq)
+            self._admitted_now.append(info)
         info.borrowing = assignment.borrowing > 0
         info.sticky = False
         info.last_tried = None
@@ -908,14 +917,18 @@ class Engine:
         # still changing after that is cycling (preemption ping-pong) and we stop there.
         limit = limit if limit is not None else 8 * len(self.infos) + 100
         seen: dict[int, int] = {}
+        holders = self.holders_print
         for _ in range(limit):
             changed = self.run_cycle()
             if after_cycle is not None:
                 after_cycle(self)
             if not changed:
                 return
-            if repeats is not None:
-                seen[self.holders_print] = times = seen.get(self.holders_print, 0) + 1
+            # Only a cycle that changed who holds quota counts: cycles that move a flavor scan
+            # on, or set heads aside, lead somewhere new with the same holders.
+            if repeats is not None and self.holders_print != holders:
+                holders = self.holders_print
+                seen[holders] = times = seen.get(holders, 0) + 1
                 if times >= repeats:
                     break
         self.converged = False
@@ -970,6 +983,13 @@ class Engine:
         """Every pending workload gets a fresh look, as when Kueue starts on an export of this
         moment: the inadmissible ones are requeued and forget their flavor-scan position."""
         self._finished_roots.clear()  # every queue is requeued here
+        for info in self._admitted_now:
+            # What an export says of their reservation: the moment's time, ties broken by UID.
+            if info.holds_quota and self.infos.get(info.key) is info:
+                self.preemptor.untrack(info)
+                info.reserved_rank = (info.reserved_rank[0], 0)
+                self.preemptor.track(info)
+        self._admitted_now.clear()
         for name in self._aside:
             queue = self.queues[name]
             if queue.inadmissible or queue.bulk_moved:

@@ -197,6 +197,7 @@ class _EventLoop:
         self.completions: list[tuple[int, str, int]] = []  # (time, key, generation)
         self.timeline: list[UsageChange] = []
         self.warnings: list[Diagnostic] = []
+        self.circles: list[int] = []  # the moments whose preemptions went round in a circle
         self.running = 0
 
     def run(self) -> SimulationRun:
@@ -223,6 +224,8 @@ class _EventLoop:
             if run.started is None:
                 info = self.engine.infos.get(run.key)
                 run.reason = info.reason if info is not None else ""
+        if self.circles:
+            self.warnings.append(_circles_warning(self.circles))
         return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings)
 
     def _drop_stale_completions(self) -> None:
@@ -249,9 +252,7 @@ class _EventLoop:
         engine.rescan()
         engine.run(repeats=CHURN_REPEATS)
         if not engine.converged:
-            self.warnings.append(Diagnostic(codes.TRACE_BAD, f"at t={now}s Kueue's preemptions go round in a circle "
-                                            "(the same jobs held quota again after more preemptions); the "
-                                            "simulation moves on with the state at that point"))
+            self.circles.append(now)
             engine.converged = True
         for event, info, preemptor in engine.journal:
             run = self.by_key[info.key]
@@ -274,6 +275,16 @@ class _EventLoop:
         for (flavor, resource), amount in sorted(run.usage.items()):
             if amount:
                 self.timeline.append(UsageChange(time, run.cluster_queue, flavor, resource, sign * amount))
+
+
+def _circles_warning(moments: list[int]) -> Diagnostic:
+    """One warning for every moment whose preemptions went round in a circle (a long trace can
+    have thousands): how many, and the first few."""
+    shown = ", ".join(f"t={moment}s" for moment in moments[:5])
+    more = f" and {len(moments) - 5} more" if len(moments) > 5 else ""
+    return Diagnostic(codes.TRACE_BAD, f"at {shown}{more} ({len(moments)} moment{'s' if len(moments) > 1 else ''}) Kueue's "
+                      "preemptions go round in a circle (the same jobs held quota again after more "
+                      "preemptions); at each, the simulation moves on with the state at that point")
 
 
 def export_moment(loop: _EventLoop, now: int) -> list[dict]:

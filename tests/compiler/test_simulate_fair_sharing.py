@@ -119,10 +119,10 @@ def test_every_moment_matches_evaluate_on_its_export(compiled, seed, jobs, sampl
     def observer(phase, now, loop):
         if phase == "before":
             if rng.random() < 0.4 or not checked:
-                exports[now] = (export_moment(loop, now), len(loop.warnings))
+                exports[now] = (export_moment(loop, now), len(loop.circles))
         elif now in exports:
             exported, warnings = exports.pop(now)
-            if len(loop.warnings) > warnings:
+            if len(loop.circles) > warnings:
                 return  # preemptions in a circle: the simulation stops at some point of it
             result = evaluate(load_manifests(exported))
             expected = {key: ("running", tuple(sorted((ps, tuple(sorted(f.items())))
@@ -134,3 +134,26 @@ def test_every_moment_matches_evaluate_on_its_export(compiled, seed, jobs, sampl
 
     simulation.run(observer=observer)
     assert checked
+
+
+def test_moments_whose_preemptions_go_round_in_a_circle_are_reported_once_and_the_run_goes_on(compiled, monkeypatch):
+    """In this trace fair sharing's preemptions go round in a circle at some moments: run
+    without the stop, those moments reach the engine's cycle cap. The simulation stops each
+    when the same jobs hold quota a third time, and one warning counts them."""
+    cluster, objects, configuration = compiled
+    from compiler.simulate import driver
+
+    monkeypatch.setattr(driver, "CHURN_REPEATS", None)
+    capped = Simulation(cluster, objects, _trace(5, 20), "trace.yaml", configuration)
+    loop = driver._EventLoop(capped, capped.engine())
+    loop.run()
+    assert loop.circles  # real circles: the engine's cycle cap was reached
+    monkeypatch.undo()
+
+    simulation = Simulation(cluster, objects, _trace(5, 20), "trace.yaml", configuration)
+    loop = driver._EventLoop(simulation, simulation.engine())
+    run = loop.run()
+    circles = [w.message for w in run.warnings if "go round in a circle" in w.message]
+    assert len(circles) == 1 and f"({len(loop.circles)} moments)" in circles[0]
+    assert circles[0].startswith(f"at t={loop.circles[0]}s")
+    assert all(job.finished is not None or job.reason for job in run.runs)
