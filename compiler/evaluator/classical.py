@@ -46,7 +46,7 @@ class ClassicalPreemption:
                 node.parent is not None and snap.may_have_candidates(
                     id(node.root()), policy.reclaim_within_cohort, priority)):
             return []
-        if self._beyond_own_limit(request, node):
+        if snap.beyond_own_limit(request):
             return []
         same, hierarchy, others = self._sources(request, node)
         if not self._may_fit(request, node, same + hierarchy + others):
@@ -158,42 +158,6 @@ class ClassicalPreemption:
         for source_node, amounts in removed:
             source_node.add_all(amounts)
         return fits
-
-    def capped(self, request: PreemptionRequest) -> bool:
-        """Whether the request is over its own queue's borrowingLimit even with every own
-        candidate gone, so no search can succeed: an answer read off the queue's own usage
-        and workloads alone (see `_beyond_own_limit`)."""
-        return self._beyond_own_limit(request, self.snapshot.nodes[request.cq])
-
-    def _beyond_own_limit(self, request: PreemptionRequest, node: QuotaNode) -> bool:
-        """Whether some requested pair exceeds what the preemptor's own queue may use under its
-        borrowingLimit even with all its own candidates gone. Evicting from other queues never
-        raises that cap, so `_may_fit` would say no: this answers it from the queue alone,
-        without collecting the cohort's candidates (a queue at its limit asks often)."""
-        if node.parent is None:
-            return False
-        snap = self.snapshot
-        spec = snap.specs[request.cq].preemption
-        policy = spec.within_cluster_queue
-        priority = request.preemptor.workload.priority
-        for fr, value in request.usage.items():
-            quota = node.quotas.get(fr)
-            if quota is None or quota.borrowing_limit is None:
-                continue
-            removable = 0
-            if policy != "Never":
-                # every workload of the queue on this pair the policy could evict (all of them
-                # when the bound is not a plain priority: an upper bound is enough here)
-                removable = snap.usage_below(request.cq, fr, policy, priority)
-                if removable is None:
-                    removable = snap.usage_below(request.cq, fr, "Any", priority)
-            used = node.usage.get(fr, 0) - removable
-            local = node.local.get(fr, 0) if node.local else 0
-            # QuotaNode.available's cap at this queue, and the unlent part on top of it
-            cap = node.subtree.get(fr, 0) - local - max(0, used - local) + quota.borrowing_limit
-            if value > cap + max(0, local - used):
-                return True
-        return False
 
     def _removable(self, request: PreemptionRequest, cq_name: str) -> dict:
         """Usage, on the requested pairs, of every candidate `cq_name` offers."""

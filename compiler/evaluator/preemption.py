@@ -101,6 +101,12 @@ class Preemptor:
             state = reader()
         # (the request is built only for a search: most questions are answered above)
         request = PreemptionRequest(preemptor, cq_name, contested, usage)
+        if self.snapshot.beyond_own_limit(request):
+            # No search can succeed while the queue's own workloads stay put: the answer is
+            # kept on them alone, whatever the rest of the tree does.
+            own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
+            self._capped[key] = (own, own())
+            return []
         found = self.strategy.targets(request)
         reads = None
         if self._fair is not None:
@@ -110,9 +116,6 @@ class Preemptor:
             reader = self.snapshot.version_reader(cq_name, reads.frs, False)
             state = reader()
         self._answers[key] = (reader, state, tuple(found), reads)
-        if not found and self._classical is not None and self._classical.capped(request):
-            own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
-            self._capped[key] = (own, own())
         return found
 
     def _by_creation(self, cq_name: str) -> bool:

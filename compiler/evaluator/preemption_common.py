@@ -242,6 +242,36 @@ class Snapshot:
         ordered = self.sorted_candidates(cq_name, fr)
         return sums[bisect_left(ordered, bound, key=lambda item: item[0][0])]
 
+    def beyond_own_limit(self, request: "PreemptionRequest") -> bool:
+        """Whether some requested pair exceeds what the preemptor's own queue may use under its
+        borrowingLimit even with all its own candidates gone. Evicting from other queues never
+        raises that cap, so no search, classical or fair, can succeed: this answers it from the
+        queue alone, without collecting the cohort's candidates (a queue at its limit asks
+        often)."""
+        node = self.nodes[request.cq]
+        if node.parent is None:
+            return False
+        policy = self.specs[request.cq].preemption.within_cluster_queue
+        priority = request.preemptor.workload.priority
+        for fr, value in request.usage.items():
+            quota = node.quotas.get(fr)
+            if quota is None or quota.borrowing_limit is None:
+                continue
+            removable = 0
+            if policy != "Never":
+                # every workload of the queue on this pair the policy could evict (all of them
+                # when the bound is not a plain priority: an upper bound is enough here)
+                removable = self.usage_below(request.cq, fr, policy, priority)
+                if removable is None:
+                    removable = self.usage_below(request.cq, fr, "Any", priority)
+            used = node.usage.get(fr, 0) - removable
+            local = node.local.get(fr, 0) if node.local else 0
+            # QuotaNode.available's cap at this queue, and the unlent part on top of it
+            cap = node.subtree.get(fr, 0) - local - max(0, used - local) + quota.borrowing_limit
+            if value > cap + max(0, local - used):
+                return True
+        return False
+
     def candidates_in(self, cq_name: str, frs) -> list[WorkloadInfo]:
         """Every workload of `cq_name` using any of `frs` (each once)."""
         per_cq = self.by_fr.get(cq_name)

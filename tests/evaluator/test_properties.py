@@ -218,24 +218,27 @@ def test_reuse_changes_nothing_on_a_churning_cluster() -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted(docs: list[dict]) -> None:
-    """The classical search's shortcut (a request beyond its own queue's borrowingLimit, with
-    all that queue's candidates gone, finds nothing) agrees with the full check it skips:
-    with every candidate of every source removed at once, the request does not fit."""
+    """The preemptor's shortcut (a request beyond its own queue's borrowingLimit, with all
+    that queue's candidates gone, finds nothing, classical or fair) agrees with the full check
+    it skips: with every candidate of every source removed at once, the request does not fit."""
     from compiler.evaluator.classical import ClassicalPreemption
+    from compiler.evaluator.preemption_common import Snapshot
 
     checked = []
-    shortcut = ClassicalPreemption._beyond_own_limit
+    shortcut = Snapshot.beyond_own_limit
 
-    def checking(self, request, node):
-        beyond = shortcut(self, request, node)
+    def checking(self, request):
+        beyond = shortcut(self, request)
         if beyond:
-            same, hierarchy, others = self._sources(request, node)
-            assert not self._may_fit(request, node, same + hierarchy + others)
+            node = self.nodes[request.cq]
+            classical = ClassicalPreemption(self)
+            same, hierarchy, others = classical._sources(request, node)
+            assert not classical._may_fit(request, node, same + hierarchy + others)
             checked.append(request.cq)
         return beyond
 
-    ClassicalPreemption._beyond_own_limit = checking
+    Snapshot.beyond_own_limit = checking
     try:
         Engine(load_manifests(docs), reuse=False).run(None, limit=500)
     finally:
-        ClassicalPreemption._beyond_own_limit = shortcut
+        Snapshot.beyond_own_limit = shortcut
