@@ -168,17 +168,22 @@ def pop_fair(nodes: Mapping[str, QuotaNode], remaining: dict[str, H], memo: dict
 
 
 class FairTournament:
-    """The order `pop_fair` gives over one cycle, computed incrementally: each cohort keeps
-    its winner until a pick removes a head below it or the usage of a node below it changes
-    (the cohort's `stamp` moves), so a pick re-runs the tournament only on the cohorts along
-    the paths that changed instead of on the whole tree."""
+    """The order `pop_fair` gives over one cycle, computed incrementally.
+
+    Each cohort keeps its competitors (the winner of each child cohort, and the heads of its
+    ClusterQueues) sorted by their key at that cohort, valid while the cohort's `stamp` says no
+    usage below it changed. A pick that changes no usage (a head that does not fit) only swaps,
+    on the way up, the picked head for the next winner of its branch: a few keys computed and
+    a sorted insert per level, instead of the whole tournament. A usage change below a cohort
+    moves its stamp (and every ancestor's), and those cohorts are ranked again when next read."""
 
     def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H]) -> None:
         self.nodes = nodes
         self.remaining = entries
         self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
         self._first = 0
-        self._winners: dict[int, tuple[int, H | None]] = {}  # id(cohort) -> (its stamp, winner)
+        # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there}]
+        self._ranked: dict[int, list] = {}
         self._memo: dict = {}
 
     def __bool__(self) -> bool:
@@ -189,23 +194,56 @@ class FairTournament:
         while names[self._first] not in self.remaining:
             self._first += 1
         node = self.nodes[names[self._first]]  # the tree of the first remaining CQ, as pop_fair
-        if node.parent is not None:
-            node = self.nodes[self._winner(node.root()).cq]
-            for ancestor in node.ancestors():
-                self._winners.pop(id(ancestor), None)
-        return self.remaining.pop(node.name)
+        if node.parent is None:
+            return self.remaining.pop(node.name)
+        winner = self._winner(node.root())
+        self.remaining.pop(winner.cq)
+        self._replace(self.nodes[winner.cq])
+        return winner
 
     def _winner(self, cohort: QuotaNode) -> H | None:
-        cached = self._winners.get(id(cohort))
+        ranked = self._rank(cohort)[1]
+        return ranked[0][1] if ranked else None
+
+    def _rank(self, cohort: QuotaNode) -> list:
+        cached = self._ranked.get(id(cohort))
         if cached is not None and cached[0] == cohort.stamp:
-            return cached[1]
+            return cached
         child_cohorts, child_cqs = cohort.children_by_name()
-        candidates = [winner for winner in map(self._winner, child_cohorts) if winner is not None]
+        by_child = {}
+        for child in child_cohorts:
+            head = self._winner(child)
+            if head is not None:
+                by_child[id(child)] = (self._key(head, cohort), head)
         remaining = self.remaining
-        candidates += [remaining[child.name] for child in child_cqs if child.name in remaining]
-        best = _best(cohort, candidates, self.nodes, self._memo)
-        self._winners[id(cohort)] = (cohort.stamp, best)
-        return best
+        for child in child_cqs:
+            head = remaining.get(child.name)
+            if head is not None:
+                by_child[id(child)] = (self._key(head, cohort), head)
+        cached = self._ranked[id(cohort)] = [cohort.stamp, sorted(by_child.values(), key=itemgetter(0)), by_child]
+        return cached
+
+    def _key(self, head: H, cohort: QuotaNode) -> tuple:
+        return _head_keys(self.nodes[head.cq], head, self._memo)[cohort.name]
+
+    def _replace(self, cq: QuotaNode) -> None:
+        """After `cq`'s head was picked: at each cohort up from `cq` whose ranking is still
+        valid, the branch's entry (the picked head) gives way to the branch's next winner."""
+        child, cohort = cq, cq.parent
+        following: H | None = None  # the branch's new winner (none left under a picked queue)
+        while cohort is not None:
+            cached = self._ranked.get(id(cohort))
+            if cached is None or cached[0] != cohort.stamp:
+                return  # ranked again when read, and so is every cohort above (their stamps moved too)
+            _, ranked, by_child = cached
+            entry = by_child.pop(id(child))
+            del ranked[bisect_left(ranked, entry[0], key=itemgetter(0))]
+            if following is not None:
+                entry = (self._key(following, cohort), following)
+                by_child[id(child)] = entry
+                ranked.insert(bisect_left(ranked, entry[0], key=itemgetter(0)), entry)
+            following = ranked[0][1] if ranked else None
+            child, cohort = cohort, cohort.parent
 
 
 def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
