@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kp_testing.policies import CLUSTER, team, write_policy
+from kp_testing.policies import CLUSTER, compile_cluster, team, write_policy
 from kp_testing import run_cli
 
 
@@ -93,12 +93,10 @@ jobs:
 def test_the_completion_of_a_preempted_run_is_no_moment(tmp_path):
     """`big` was due to finish at t=100 but was preempted at t=10: nothing happens at t=100, so
     the simulation makes no moment there (a moment rescans every queue)."""
-    from compiler.pipeline import PolicySource, compile_policy
     from compiler.simulate.driver import Simulation
     from compiler.simulate.trace import Trace, TraceJob
 
-    files = {"cluster.yaml": CLUSTER} | {f"{name}.yaml": team(name, body) for name, body in TEAMS}
-    artifacts = next(iter(compile_policy(PolicySource.from_directory(write_policy(tmp_path, files))).clusters.values()))
+    artifacts = compile_cluster(tmp_path, CLUSTER, dict(TEAMS))
     trace = Trace(jobs=[TraceJob(team="a", name="big", at=0, duration=100, replicas=2, gpus=8),
                         TraceJob(team="b", name="mine", at=10, duration=50, replicas=1, gpus=8)])
     moments = []

@@ -9,12 +9,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from kp_testing.policies import team, write_policy
+from kp_testing.policies import compile_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.evaluator import evaluate, load_manifests
-from compiler.pipeline import PolicySource, compile_policy
 from compiler.simulate.driver import Simulation, export_moment
 from compiler.simulate.trace import Trace, TraceJob
 
@@ -54,10 +53,7 @@ TEAMS = {
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    root = tmp_path_factory.mktemp("policy")
-    files = {"cluster.yaml": CLUSTER} | {f"{n}.yaml": team(n, body) for n, body in TEAMS.items()}
-    result = compile_policy(PolicySource.from_directory(write_policy(root, files)))
-    artifacts = next(iter(result.clusters.values()))
+    artifacts = compile_cluster(tmp_path_factory.mktemp("policy"), CLUSTER, TEAMS)
     assert "fairSharing" in artifacts.kueue_configuration  # (v1beta2: present means on)
     return artifacts.cluster, [o.obj for o in artifacts.objects], artifacts.kueue_configuration
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from kp_testing.policies import CLUSTER, team, write_policy
+from kp_testing.policies import CLUSTER, compile_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.evaluator import evaluate, load_manifests
-from compiler.pipeline import PolicySource, compile_policy
 from compiler.simulate.driver import Simulation, export_moment
 from compiler.simulate.trace import Trace, TraceJob
 
@@ -24,10 +23,7 @@ TEAMS = {
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    root = tmp_path_factory.mktemp("policy")
-    files = {"cluster.yaml": CLUSTER} | {f"{n}.yaml": team(n, body) for n, body in TEAMS.items()}
-    result = compile_policy(PolicySource.from_directory(write_policy(root, files)))
-    artifacts = next(iter(result.clusters.values()))
+    artifacts = compile_cluster(tmp_path_factory.mktemp("policy"), CLUSTER, TEAMS)
     return artifacts.cluster, [o.obj for o in artifacts.objects]
 
 
