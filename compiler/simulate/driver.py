@@ -235,8 +235,7 @@ class _EventLoop:
     def _schedule(self, now: int) -> None:
         engine = self.engine
         engine.clock = (EPOCH + datetime.timedelta(seconds=now)).timestamp()
-        engine.rescan()
-        engine.run(repeats=CHURN_REPEATS)
+        engine.run_moment(repeats=CHURN_REPEATS)
         if not engine.converged:
             self.warnings.append(Diagnostic(codes.TRACE_BAD, f"at t={now}s Kueue's preemptions go round in a circle "
                                             "(the same jobs held quota again after more preemptions); the "
