@@ -84,7 +84,7 @@ class Preemptor:
         # without that policy, the workloads of one priority and shape share their answers.
         # Fair sharing reads the shares of the whole cohort tree.
         work = preemptor.workload
-        created = work.created if self.fair_sharing or self._by_creation(cq_name) else None
+        created = work.created if self.fair_sharing or self.compares_creation(cq_name) else None
         key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
         capped = self._capped.get(key)
         if capped is not None and capped[0]() == capped[1]:
@@ -107,7 +107,7 @@ class Preemptor:
             self._capped[key] = (own, own())
         return found
 
-    def _by_creation(self, cq_name: str) -> bool:
+    def compares_creation(self, cq_name: str) -> bool:
         """Whether a policy of `cq_name` compares creation times (LowerOrNewerEqualPriority)."""
         answer = self._creation.get(cq_name)
         if answer is None:

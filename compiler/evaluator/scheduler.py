@@ -282,6 +282,10 @@ class Engine:
         # oracle answers, preemption searches) reads the same again.
         self.reused_failures = 0
         self._selected: dict[tuple[str, str], bool] = {}
+        # (queue, equivalence class, scan position) -> the class's last failed nomination there,
+        # and how many nominations were another workload's reused (or own from another scan).
+        self._class_failures: dict[tuple, tuple] = {}
+        self.reused_from_class = 0
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, reuse)
@@ -555,20 +559,15 @@ class Engine:
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
         if cached is not None and cached[0] == cq_name and cached[1] == scan:
-            reader = cached[2]
-            if reader is None:  # decided by static quotas and the workload alone
-                self.reused += 1
+            if self._reuse(info, cached, True):
                 return cached[4], cached[5]
-            state = reader()
-            if state == cached[3]:
-                self.reused += 1
-                return cached[4], cached[5]
-            if cached[6] is not None and self._readings_hold(info, cq_name, cached[6],
-                                                              _changed(cached[7], cached[3], state)):
-                self.reused += 1
-                self.reused_failures += 1
-                info.nomination = (cq_name, scan, reader, state, *cached[4:])
-                return cached[4], cached[5]
+        # The last failure of the workload's equivalence class in this queue from this scan
+        # position (another workload's, or its own before a scan elsewhere).
+        class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
+        shared = self._class_failures.get(class_key) if class_key is not None else None
+        if shared is not None and shared is not cached and self._reuse(info, shared, False):
+            self.reused_from_class += 1
+            return shared[4], shared[5]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
         assigner.readings = []
@@ -585,7 +584,36 @@ class Engine:
             reader, frs = self._state_reader(info, cq_name, readings if failed else None)
         info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
                            readings if failed else None, frs)
+        if failed and class_key is not None:
+            self._class_failures[class_key] = info.nomination
         return assignment, targets
+
+    def _reuse(self, info: WorkloadInfo, cached: tuple, own: bool) -> bool:
+        """Whether nomination `cached` (of `info` itself when `own`, else of a workload of its
+        equivalence class, same queue and scan position) is what nominating `info` now gives;
+        if so it becomes `info`'s. The class shares the assigner's path (same pod sets, same
+        priority): quota answers, and preemption answers unless the queue's policy compares
+        creation times, when every answer is asked again for `info`."""
+        cq_name, reader = cached[0], cached[2]
+        if reader is None:  # decided by static quotas and the workload's shape alone
+            self.reused += 1
+            info.nomination = cached
+            return True
+        state = reader()
+        as_is = own or not self.preemptor.compares_creation(cq_name)
+        if state == cached[3] and as_is:
+            self.reused += 1
+            info.nomination = cached
+            return True
+        if cached[6] is not None and self._readings_hold(
+                info, cq_name, cached[6], _changed(cached[7], cached[3], state) if as_is else None):
+            self.reused += 1
+            self.reused_failures += 1
+            info.nomination = (cq_name, cached[1], reader, state, *cached[4:])
+            if not self.fair_sharing:
+                self._class_failures[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
+            return True
+        return False
 
     def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
         """What a nomination's answer depends on besides the workload and its scan position:

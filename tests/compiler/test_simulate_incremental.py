@@ -160,19 +160,24 @@ def _pending(loop) -> dict[str, tuple]:
             for key, info in loop.engine.infos.items() if not info.holds_quota}
 
 
-@pytest.mark.parametrize("reclaim", ["Any", "LowerPriority"])
-def test_quiet_queues_left_unwalked_change_nothing(tmp_path, reclaim):
+@pytest.mark.parametrize("policy", ["reclaimWithinCohort: Any", "reclaimWithinCohort: LowerPriority",
+                                    "withinClusterQueue: LowerOrNewerEqualPriority"])
+def test_quiet_queues_left_unwalked_change_nothing(tmp_path, policy):
     """A queue whose moment repeats its last one (the same failed heads, reading what no
     commit moved) is not walked again, and is walked after all when a commit, an arrival or
     the end of the moment needs it: the run is the one of an engine that walks every queue at
     every moment (and recomputes every nomination), to the warnings and the cycle count. With
     reclaimWithinCohort other than Any a head with no candidates holds quota for its cycle,
-    and its queue is walked every time."""
-    files = {"cluster.yaml": CLUSTER.replace("reclaimWithinCohort: Any", f"reclaimWithinCohort: {reclaim}")}
+    and its queue is walked every time. A workload also reuses the failed nomination of
+    another of its equivalence class (asking the preemption answers again for itself when the
+    policy compares creation times)."""
+    key = policy.split(":")[0]
+    lines = [line for line in CLUSTER.splitlines(keepends=True) if f"{key}:" not in line]
+    files = {"cluster.yaml": "".join(lines).replace("  preemption:\n", f"  preemption:\n    {policy}\n")}
     files |= {f"{n}.yaml": team(n, body) for n, body in TEAMS.items()}
     artifacts = next(iter(compile_policy(PolicySource.from_directory(write_policy(tmp_path, files))).clusters.values()))
     cluster, objects = artifacts.cluster, [o.obj for o in artifacts.objects]
-    quiet, woken = 0, 0
+    quiet, woken, shared = 0, 0, 0
     for seed in range(6):
         trace = random_trace(seed, 60)
         runs = {}
@@ -184,5 +189,6 @@ def test_quiet_queues_left_unwalked_change_nothing(tmp_path, reclaim):
                            engine.cycle, engine.decisions, moments)
             quiet += engine.quiet_heads
             woken += engine.woken
+            shared += engine.reused_from_class
         assert runs[True] == runs[False], f"seed {seed}"
-    assert quiet > 0 and woken > 0  # the traces do leave queues unwalked, and wake some
+    assert quiet > 0 and woken > 0 and shared > 0  # the traces do exercise all three
