@@ -9,7 +9,7 @@ from typing import Callable
 
 from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
-    Assignment, FlavorAssigner, WAITING_FOR_QUOTA,
+    Assignment, FlavorAssigner, WAITING_FOR_QUOTA, restated, unused_quota_message,
 )
 from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
@@ -513,27 +513,42 @@ class Engine:
             assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
         return targets
 
-    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
-                       changed: set[FlavorResource] | None) -> bool:
-        """Whether every reading a nomination took gives the same answer now. They are asked in
-        the order the nomination took them: each answer decided which reading came next, so
-        equal answers retrace the same path to the same assignment. A reading of pairs none of
-        which is in `changed` (None: any may have) reads what it read before: it is not asked."""
+    def _retrace(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
+                 changed: set[FlavorResource] | None) -> tuple[list[tuple], dict[str, str]] | None:
+        """Whether the readings a nomination took decide the same now: asked in the order the
+        nomination took them, each answer decided which reading came next, so answers that
+        decide the same retrace the same path to the same assignment. A quota answer decides by
+        its borrowing height, whether reclaiming could help, and whether the request fits in
+        the unused amount: another unused amount short of the request changes the message's
+        amount only. A reading of pairs none of which is in `changed` (None: any may have)
+        reads what it read before: it is not asked. Returns the readings with today's answers
+        and the messages that change (old -> new), or None when the path differs."""
         node = self.nodes[cq_name]
         oracle = None
-        for kind, what, amount, answer in readings:
+        now_readings, messages = readings, {}
+        for index, (kind, what, amount, answer) in enumerate(readings):
             if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
                 continue
             if kind == QUOTA_READING:
                 now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+                if now != answer:
+                    if now[:2] != answer[:2] or (amount <= now[2]) != (amount <= answer[2]):
+                        return None
+                    if amount > now[2]:
+                        messages[unused_quota_message(what, amount, answer[2])] = unused_quota_message(
+                            what, amount, now[2])
             elif kind == ORACLE_READING:
                 oracle = oracle or self._oracle_for(info, cq_name)
                 now = oracle(what, amount)
             else:
                 now = _found(self.preemptor.targets(info, cq_name, what, amount))
             if now != answer:
-                return False
-        return True
+                if kind != QUOTA_READING:
+                    return None
+                if now_readings is readings:
+                    now_readings = list(readings)
+                now_readings[index] = (kind, what, amount, now)
+        return now_readings, messages
 
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
@@ -559,15 +574,17 @@ class Engine:
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
         if cached is not None and cached[0] == cq_name and cached[1] == scan:
-            if self._reuse(info, cached, True):
-                return cached[4], cached[5]
+            found = self._reuse(info, cached, True)
+            if found is not None:
+                return found[4], found[5]
         # The last failure of the workload's equivalence class in this queue from this scan
         # position (another workload's, or its own before a scan elsewhere).
         class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
         shared = self._class_failures.get(class_key) if class_key is not None else None
-        if shared is not None and shared is not cached and self._reuse(info, shared, False):
+        found = self._reuse(info, shared, False) if shared is not None and shared is not cached else None
+        if found is not None:
             self.reused_from_class += 1
-            return shared[4], shared[5]
+            return found[4], found[5]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
         assigner.readings = []
@@ -588,32 +605,36 @@ class Engine:
             self._class_failures[class_key] = info.nomination
         return assignment, targets
 
-    def _reuse(self, info: WorkloadInfo, cached: tuple, own: bool) -> bool:
-        """Whether nomination `cached` (of `info` itself when `own`, else of a workload of its
-        equivalence class, same queue and scan position) is what nominating `info` now gives;
-        if so it becomes `info`'s. The class shares the assigner's path (same pod sets, same
+    def _reuse(self, info: WorkloadInfo, cached: tuple, own: bool) -> tuple | None:
+        """The nomination nominating `info` now gives, from `cached` (of `info` itself when
+        `own`, else of a workload of its equivalence class, same queue and scan position), or
+        None; it becomes `info`'s. The class shares the assigner's path (same pod sets, same
         priority): quota answers, and preemption answers unless the queue's policy compares
         creation times, when every answer is asked again for `info`."""
         cq_name, reader = cached[0], cached[2]
         if reader is None:  # decided by static quotas and the workload's shape alone
             self.reused += 1
             info.nomination = cached
-            return True
+            return cached
         state = reader()
         as_is = own or not self.preemptor.compares_creation(cq_name)
         if state == cached[3] and as_is:
             self.reused += 1
             info.nomination = cached
-            return True
-        if cached[6] is not None and self._readings_hold(
-                info, cq_name, cached[6], _changed(cached[7], cached[3], state) if as_is else None):
-            self.reused += 1
-            self.reused_failures += 1
-            info.nomination = (cq_name, cached[1], reader, state, *cached[4:])
-            if not self.fair_sharing:
-                self._class_failures[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
-            return True
-        return False
+            return cached
+        if cached[6] is None:
+            return None
+        retraced = self._retrace(info, cq_name, cached[6], _changed(cached[7], cached[3], state) if as_is else None)
+        if retraced is None:
+            return None
+        readings, messages = retraced
+        assignment = restated(cached[4], messages) if messages else cached[4]
+        self.reused += 1
+        self.reused_failures += 1
+        info.nomination = (cq_name, cached[1], reader, state, assignment, cached[5], readings, cached[7])
+        if not self.fair_sharing:
+            self._class_failures[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
+        return info.nomination
 
     def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
         """What a nomination's answer depends on besides the workload and its scan position:
