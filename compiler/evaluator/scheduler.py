@@ -259,6 +259,7 @@ class Engine:
         self._quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}
+        self._quiet_checked: dict[str, tuple[list[WorkloadInfo], int]] = {}  # name -> (trail, tree version)
         # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
         # would have), and quiet queues woken and walked after all.
         self.quiet_heads = 0
@@ -1115,14 +1116,23 @@ class Engine:
         current cycle) when a commit may matter, something enters it, or the moment ends before
         its last head's turn."""
         quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
+        snapshot = self.preemptor.snapshot
+        versions = snapshot.tree_versions
+        checked = self._quiet_checked
         for name in self._aside:
             queue = self.queues[name]
             heads = queue.trail
             if not heads or queue.heap or queue.sticky is not None or name in self.inactive:
                 continue
-            if all(_reused_as_is(info, name) and info.key in queue.inadmissible for info in heads):
+            # A trail found quiet stays so while it is the queue's trail (nothing entered or
+            # left the queue, none of its heads was nominated) and its tree saw no commit.
+            root = snapshot.root_of(name)
+            last = checked.get(name)
+            if last is not None and last[0] is heads and last[1] == versions[root]:
                 quiet[name] = (queue, heads)
-        snapshot = self.preemptor.snapshot
+            elif all(_reused_as_is(info, name) and info.key in queue.inadmissible for info in heads):
+                quiet[name] = (queue, heads)
+                checked[name] = (heads, versions[root])
         self._quiet_versions = {snapshot.root_of(name): 0 for name in quiet}
         for root in self._quiet_versions:
             self._quiet_versions[root] = snapshot.tree_versions[root]
