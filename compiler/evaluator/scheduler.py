@@ -259,7 +259,8 @@ class Engine:
         self._quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}
-        self._quiet_checked: dict[str, tuple[list[WorkloadInfo], int]] = {}  # name -> (trail, tree version)
+        # name -> (trail, reader, versions) of the pairs the trail's heads read, when found quiet
+        self._quiet_checked: dict[str, tuple[list[WorkloadInfo], Callable[[], object], object]] = {}
         # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
         # would have), and quiet queues woken and walked after all.
         self.quiet_heads = 0
@@ -1117,7 +1118,6 @@ class Engine:
         its last head's turn."""
         quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
         snapshot = self.preemptor.snapshot
-        versions = snapshot.tree_versions
         checked = self._quiet_checked
         for name in self._aside:
             queue = self.queues[name]
@@ -1125,18 +1125,33 @@ class Engine:
             if not heads or queue.heap or queue.sticky is not None or name in self.inactive:
                 continue
             # A trail found quiet stays so while it is the queue's trail (nothing entered or
-            # left the queue, none of its heads was nominated) and its tree saw no commit.
-            root = snapshot.root_of(name)
+            # left the queue, none of its heads was nominated) and no pair its heads read
+            # saw a commit: one reading of those pairs' versions instead of one per head.
             last = checked.get(name)
-            if last is not None and last[0] is heads and last[1] == versions[root]:
+            if last is not None and last[0] is heads and last[1]() == last[2]:
                 quiet[name] = (queue, heads)
             elif all(_reused_as_is(info, name) and info.key in queue.inadmissible for info in heads):
                 quiet[name] = (queue, heads)
-                checked[name] = (heads, versions[root])
+                reader = self._trail_reader(name, heads)
+                if reader is not None:
+                    checked[name] = (heads, reader, reader())
         self._quiet_versions = {snapshot.root_of(name): 0 for name in quiet}
         for root in self._quiet_versions:
             self._quiet_versions[root] = snapshot.tree_versions[root]
         return quiet
+
+    def _trail_reader(self, name: str, heads: list[WorkloadInfo]) -> Callable[[], object] | None:
+        """A reader of the commit versions of every pair the nominations of `heads` read (None
+        when one of them read pairs it does not list)."""
+        frs: set[FlavorResource] = set()
+        for info in heads:
+            cached = info.nomination
+            if cached[2] is None:
+                continue
+            if cached[7] is None:
+                return None
+            frs.update(cached[7])
+        return self.preemptor.snapshot.version_reader(name, sorted(frs), False)
 
     def _quiet_cycle(self) -> int:
         """A cycle's start with quiet queues: those whose coming heads read something a commit
@@ -1151,8 +1166,13 @@ class Engine:
                 continue
             self._quiet_versions[root] = now
             for name, (_, heads) in list(self._quiet.items()):
-                if snapshot.root_of(name) == root and not all(
-                        _reused_as_is(info, name) for info in heads[cycle - 1:]):
+                if len(heads) < cycle or snapshot.root_of(name) != root:
+                    continue
+                last = self._quiet_checked.get(name)
+                if last is not None and last[0] is heads and last[1]() == last[2]:
+                    continue
+                self._quiet_checked.pop(name, None)
+                if not all(_reused_as_is(info, name) for info in heads[cycle - 1:]):
                     self._wake(name, cycle - 1)
         popped = sum(1 for _, heads in self._quiet.values() if len(heads) >= cycle)
         self.decisions += popped
