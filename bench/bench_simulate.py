@@ -12,7 +12,10 @@ The arrival rate is a share (`--load`) of a basis:
   at most 16 GPUs of the pools of its model, so this cluster is overloaded and the backlog grows
   for the whole trace (the stress case: more waiting jobs at every moment).
 
+`--no-fair-sharing` writes the policy with fair sharing disabled: Kueue's classical preemption.
+
     python bench/bench_simulate.py [--sizes 25000 50000 100000] [--teams 200] [--basis quota|pools]
+                                   [--no-fair-sharing]
 """
 
 from __future__ import annotations
@@ -41,17 +44,26 @@ def main() -> None:
                         help="what the load is a share of: guaranteed quotas or all pool GPUs")
     parser.add_argument("--load", type=float, default=None,
                         help="share of the basis (default 0.6 of quota, 0.8 of pools)")
+    parser.add_argument("--no-fair-sharing", action="store_true",
+                        help="the policy with fair sharing disabled (classical preemption)")
     args = parser.parse_args()
     load = args.load if args.load is not None else (0.6 if args.basis == "quota" else 0.8)
     with tempfile.TemporaryDirectory() as tmp:
         policy = generate(Path(tmp) / "policy", args.teams, 10, 20)
+        if args.no_fair_sharing:
+            cluster = policy / "cluster.yaml"
+            text = cluster.read_text()
+            if "fairSharing: {enabled: true}" not in text:
+                raise SystemExit("generate_policy no longer writes fairSharing: {enabled: true}")
+            cluster.write_text(text.replace("fairSharing: {enabled: true}", "fairSharing: {enabled: false}"))
         # generate_policy guarantees 8 GPUs per team and sizes pools at 1.5 x that; its workloads
         # average 28/3 GPUs.
         guaranteed = args.teams * 8
         capacity = guaranteed if args.basis == "quota" else guaranteed * 3 // 2
         rate = load * capacity / (28 / 3)  # jobs per hour with a mean run of one hour
         print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
-        print(f"policy: {args.teams} teams, 10 pools, 20 cohorts; arrivals {rate:.0f}/h "
+        print(f"policy: {args.teams} teams, 10 pools, 20 cohorts, fair sharing "
+              f"{'off' if args.no_fair_sharing else 'on'}; arrivals {rate:.0f}/h "
               f"({load:g} x {args.basis}), mean run 1 h")
         rows = []
         for size in args.sizes:

@@ -7,7 +7,7 @@ Follows Kueue's flavorassigner: resource groups, flavors in listed order, struct
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -77,6 +77,22 @@ def is_preferred(a: tuple[int, int], b: tuple[int, int], preference: str | None)
     if a[0] != b[0]:
         return a[0] > b[0]
     return a[1] < b[1]
+
+
+def unused_quota_message(fr: FlavorResource, value: int, available: int) -> str:
+    """Why a request of `value` does not fit in the `available` unused quota of `fr`."""
+    return (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+            f"{_units(fr[1], value - available)} more needed")
+
+
+def restated(assignment: "Assignment", messages: dict[str, str]) -> "Assignment":
+    """`assignment` with some quota messages replaced (old -> new): the same flavor
+    assignment, reached by the same path, where unused amounts differ."""
+    def new(reasons: list[str]) -> list[str]:
+        return [messages.get(reason, reason) for reason in reasons]
+    podsets = [replace(ps, reasons=new(ps.reasons), attempts=[replace(a, reasons=new(a.reasons)) for a in ps.attempts])
+               for ps in assignment.podsets]
+    return replace(assignment, podsets=podsets, _message=None)
 
 
 @dataclass
@@ -452,8 +468,7 @@ class FlavorAssigner:
             readings.append((QUOTA_READING, fr, value, (borrow, may_reclaim, available)))
         if value <= available:
             return FIT, borrow, None, ""
-        message = (f"insufficient unused quota for {res} in flavor {flavor}, "
-                   f"{_units(res, value - available)} more needed")
+        message = unused_quota_message(fr, value, available)
         pre = self.cq.preemption
         can_preempt_while_borrowing = pre.borrow_within_cohort != "Never" or (
             self.fair_sharing and pre.reclaim_within_cohort != "Never")

@@ -85,7 +85,7 @@ class Preemptor:
         # without that policy, the workloads of one priority and shape share their answers.
         # Fair sharing reads the shares of the queues it compares (fairshare.SearchReads).
         work = preemptor.workload
-        created = work.created if self.fair_sharing or self._by_creation(cq_name) else None
+        created = work.created if self.fair_sharing or self.compares_creation(cq_name) else None
         key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
         capped = self._capped.get(key)
         if capped is not None and capped[0]() == capped[1]:
@@ -118,7 +118,7 @@ class Preemptor:
         self._answers[key] = (reader, state, tuple(found), reads)
         return found
 
-    def _by_creation(self, cq_name: str) -> bool:
+    def compares_creation(self, cq_name: str) -> bool:
         """Whether a policy of `cq_name` compares creation times (LowerOrNewerEqualPriority)."""
         answer = self._creation.get(cq_name)
         if answer is None:

@@ -9,7 +9,7 @@ from typing import Callable
 
 from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
-    Assignment, FlavorAssigner, WAITING_FOR_QUOTA,
+    Assignment, FlavorAssigner, WAITING_FOR_QUOTA, restated, unused_quota_message,
 )
 from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
@@ -57,7 +57,7 @@ class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
     __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting",
-                 "aside")
+                 "aside", "trail")
 
     def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None,
                  aside: set[str] | None = None) -> None:
@@ -75,10 +75,16 @@ class _Queue:
         # Equivalence classes found inadmissible since the last requeue of this queue, with the
         # head that was (BestEffortFIFO only): their members wait in the inadmissible set.
         self.bulk_moved: dict[tuple, WorkloadInfo] = {}
+        # The heads popped since the last rescan, each found a failure and set aside with its
+        # class, while nothing else entered or left the queue; None once anything else
+        # happened. A moment that finds the same heads with the same answers does the same
+        # (see Engine._quiet_queues).
+        self.trail: list[WorkloadInfo] | None = None
 
     def add(self, info: WorkloadInfo) -> None:
         """A new or returning workload (Kueue's PushOrUpdate): straight to the inadmissible set
         when its equivalence class already failed, otherwise into the heap."""
+        self.trail = None
         if not self.strict and info.key not in self.members:
             failed = self.bulk_moved.get(info.scheduling_hash)
             if failed is not None:
@@ -115,6 +121,7 @@ class _Queue:
         self.heap = kept
 
     def push(self, info: WorkloadInfo) -> None:
+        self.trail = None
         if info.key in self.members:
             return
         self.members.add(info.key)
@@ -138,6 +145,7 @@ class _Queue:
     def requeue_inadmissible(self) -> None:
         """Every workload set aside goes back to the heap: appended, then heapified once (the
         heap's order is that of the workloads' keys, all distinct, however it is arranged)."""
+        self.trail = None
         self.bulk_moved.clear()
         members, heap = self.members, self.heap
         pushed = False
@@ -178,6 +186,14 @@ def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResourc
     if len(frs) == 1:
         return set(frs) if before != now else set()
     return {fr for fr, old, new in zip(frs, before, now) if old != new}
+
+
+def _reused_as_is(info: WorkloadInfo, cq_name: str) -> bool:
+    """Whether a fresh-scan nomination of `info` in `cq_name` would be its last one, reused
+    without a reading checked: the committed versions of what it read have not moved."""
+    cached = info.nomination
+    return (cached is not None and cached[0] == cq_name and cached[1] is None
+            and (cached[2] is None or cached[2]() == cached[3]))
 
 
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
@@ -237,6 +253,18 @@ class Engine:
         # yet requeued (see `finish`).
         self._finished_roots: set[int] = set()
         self._tree_queues: dict[int, list[_Queue]] | None = None
+        # A moment's quiet queues (see `_quiet_queues`): name -> (queue, the heads it pops in
+        # cycles 1, 2, ...), the cycles of the moment so far, and the commit versions of their
+        # trees when last checked.
+        self._quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
+        self._moment_cycle = 0
+        self._quiet_versions: dict[int, int] = {}
+        # name -> (trail, reader, versions) of the pairs the trail's heads read, when found quiet
+        self._quiet_checked: dict[str, tuple[list[WorkloadInfo], Callable[[], object], object]] = {}
+        # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
+        # would have), and quiet queues woken and walked after all.
+        self.quiet_heads = 0
+        self.woken = 0
         self.cycle = 0
         self.decisions = 0
         self._reserve_seq = 0
@@ -259,6 +287,10 @@ class Engine:
         # oracle answers, preemption searches) reads the same again.
         self.reused_failures = 0
         self._selected: dict[tuple[str, str], bool] = {}
+        # (queue, equivalence class, scan position) -> the class's last failed nomination there,
+        # and how many nominations were another workload's reused (or own from another scan).
+        self._class_failures: dict[tuple, tuple] = {}
+        self.reused_from_class = 0
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, reuse)
@@ -486,27 +518,42 @@ class Engine:
             assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
         return targets
 
-    def _readings_hold(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
-                       changed: set[FlavorResource] | None) -> bool:
-        """Whether every reading a nomination took gives the same answer now. They are asked in
-        the order the nomination took them: each answer decided which reading came next, so
-        equal answers retrace the same path to the same assignment. A reading of pairs none of
-        which is in `changed` (None: any may have) reads what it read before: it is not asked."""
+    def _retrace(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
+                 changed: set[FlavorResource] | None) -> tuple[list[tuple], dict[str, str]] | None:
+        """Whether the readings a nomination took decide the same now: asked in the order the
+        nomination took them, each answer decided which reading came next, so answers that
+        decide the same retrace the same path to the same assignment. A quota answer decides by
+        its borrowing height, whether reclaiming could help, and whether the request fits in
+        the unused amount: another unused amount short of the request changes the message's
+        amount only. A reading of pairs none of which is in `changed` (None: any may have)
+        reads what it read before: it is not asked. Returns the readings with today's answers
+        and the messages that change (old -> new), or None when the path differs."""
         node = self.nodes[cq_name]
         oracle = None
-        for kind, what, amount, answer in readings:
+        now_readings, messages = readings, {}
+        for index, (kind, what, amount, answer) in enumerate(readings):
             if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
                 continue
             if kind == QUOTA_READING:
                 now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+                if now != answer:
+                    if now[:2] != answer[:2] or (amount <= now[2]) != (amount <= answer[2]):
+                        return None
+                    if amount > now[2]:
+                        messages[unused_quota_message(what, amount, answer[2])] = unused_quota_message(
+                            what, amount, now[2])
             elif kind == ORACLE_READING:
                 oracle = oracle or self._oracle_for(info, cq_name)
                 now = oracle(what, amount)
             else:
                 now = _found(self.preemptor.targets(info, cq_name, what, amount))
             if now != answer:
-                return False
-        return True
+                if kind != QUOTA_READING:
+                    return None
+                if now_readings is readings:
+                    now_readings = list(readings)
+                now_readings[index] = (kind, what, amount, now)
+        return now_readings, messages
 
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
@@ -532,20 +579,17 @@ class Engine:
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
         if cached is not None and cached[0] == cq_name and cached[1] == scan:
-            reader = cached[2]
-            if reader is None:  # decided by static quotas and the workload alone
-                self.reused += 1
-                return cached[4], cached[5]
-            state = reader()
-            if state == cached[3]:
-                self.reused += 1
-                return cached[4], cached[5]
-            if cached[6] is not None and self._readings_hold(info, cq_name, cached[6],
-                                                              _changed(cached[7], cached[3], state)):
-                self.reused += 1
-                self.reused_failures += 1
-                info.nomination = (cq_name, scan, reader, state, *cached[4:])
-                return cached[4], cached[5]
+            found = self._reuse(info, cached, True)
+            if found is not None:
+                return found[4], found[5]
+        # The last failure of the workload's equivalence class in this queue from this scan
+        # position (another workload's, or its own before a scan elsewhere).
+        class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
+        shared = self._class_failures.get(class_key) if class_key is not None else None
+        found = self._reuse(info, shared, False) if shared is not None and shared is not cached else None
+        if found is not None:
+            self.reused_from_class += 1
+            return found[4], found[5]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
         assigner.readings = []
@@ -562,7 +606,40 @@ class Engine:
             reader, frs = self._state_reader(info, cq_name, readings if failed else None)
         info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
                            readings if failed else None, frs)
+        if failed and class_key is not None:
+            self._class_failures[class_key] = info.nomination
         return assignment, targets
+
+    def _reuse(self, info: WorkloadInfo, cached: tuple, own: bool) -> tuple | None:
+        """The nomination nominating `info` now gives, from `cached` (of `info` itself when
+        `own`, else of a workload of its equivalence class, same queue and scan position), or
+        None; it becomes `info`'s. The class shares the assigner's path (same pod sets, same
+        priority): quota answers, and preemption answers unless the queue's policy compares
+        creation times, when every answer is asked again for `info`."""
+        cq_name, reader = cached[0], cached[2]
+        if reader is None:  # decided by static quotas and the workload's shape alone
+            self.reused += 1
+            info.nomination = cached
+            return cached
+        state = reader()
+        as_is = own or not self.preemptor.compares_creation(cq_name)
+        if state == cached[3] and as_is:
+            self.reused += 1
+            info.nomination = cached
+            return cached
+        if cached[6] is None:
+            return None
+        retraced = self._retrace(info, cq_name, cached[6], _changed(cached[7], cached[3], state) if as_is else None)
+        if retraced is None:
+            return None
+        readings, messages = retraced
+        assignment = restated(cached[4], messages) if messages else cached[4]
+        self.reused += 1
+        self.reused_failures += 1
+        info.nomination = (cq_name, cached[1], reader, state, assignment, cached[5], readings, cached[7])
+        if not self.fair_sharing:
+            self._class_failures[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
+        return info.nomination
 
     def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
         """What a nomination's answer depends on besides the workload and its scan position:
@@ -624,6 +701,7 @@ class Engine:
         self.cycle += 1
         if self._finished_roots:
             self._requeue_finished()
+        quiet = self._quiet_cycle() if self._quiet else 0
         heads: list[tuple[WorkloadInfo, str]] = []
         # Queues are visited in name order; one whose heap is empty is only forgotten (and its
         # sticky head with it), which is all pop() would do, so queues never pushed to since
@@ -639,7 +717,7 @@ class Engine:
                 heads.append((info, name))
         self._evicted_now: list[WorkloadInfo] = []
         if not heads:
-            return False
+            return quiet > 0
         entries: list[_Entry] = []
         inadmissible: list[_Entry] = []
         with self.preemptor.at_commit():
@@ -667,10 +745,7 @@ class Engine:
                 if root is not None:
                     touched_roots.add(id(root))
                 changed = True
-        for entry in entries + inadmissible:
-            if entry.status == "admitted":
-                continue
-            changed |= self._requeue(entry)
+        changed |= self._requeue_entries(entries + inadmissible)
         # The evictions complete after this cycle's heads went back to their queues (in Kueue
         # the victims' quota is released by the workload controller, later): the workloads
         # found inadmissible this cycle are requeued with the others.
@@ -682,7 +757,29 @@ class Engine:
         # more cycle let a victim skip the cycle where the preemptor takes the room, and be
         # tried fresh (a full flavor scan, partial admission) afterwards, which Kueue does not do.
         self._return_evicted(self._evicted_now)
-        return changed or bool(self._evicted_now)
+        return changed or bool(self._evicted_now) or quiet > 0
+
+    def _requeue_entries(self, entries: list[_Entry]) -> bool:
+        """The cycle's heads not admitted go back to their queues; each queue's trail records
+        whether its head was a failure set aside with its class, all a quiet queue does."""
+        changed = False
+        for entry in entries:
+            queue = self.queues[entry.cq]
+            if entry.status == "admitted":
+                queue.trail = None
+                continue
+            changed |= self._requeue(entry)
+            trail = queue.trail
+            if trail is None:
+                continue
+            info = entry.info
+            if entry.status == "nofit" or (entry.status == "nocandidates" and self.state.cluster_queues[
+                    entry.cq].preemption.reclaim_within_cohort == "Any"):  # (else: a reservation)
+                if info.key in queue.inadmissible:
+                    trail.append(info)
+                    continue
+            queue.trail = None
+        return changed
 
     def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
         info = entry.info
@@ -970,34 +1067,179 @@ class Engine:
     def _requeue_tree(self, root: int) -> None:
         """Kueue's requeue on a quota release: the inadmissible workloads of every queue in the
         cohort tree with this root (by id) go back to their heaps. The queues of each tree are
-        listed once (the tree does not change during a run)."""
+        listed once (the tree does not change during a run). A quiet queue of the tree is woken
+        first (an evicted workload returns to a queue of its tree, after this)."""
         if self._tree_queues is None:
             self._tree_queues = {}
             for name, queue in self.queues.items():
                 self._tree_queues.setdefault(id(self.nodes[name].root()), []).append(queue)
         for queue in self._tree_queues.get(root, ()):
+            if queue.name in self._quiet:
+                self._wake(queue.name, self._moment_cycle)
             if queue.inadmissible or queue.bulk_moved:
                 queue.requeue_inadmissible()
 
-    def rescan(self) -> None:
-        """Every pending workload gets a fresh look, as when Kueue starts on an export of this
-        moment: the inadmissible ones are requeued and forget their flavor-scan position."""
-        self._finished_roots.clear()  # every queue is requeued here
-        for info in self._admitted_now:
-            # What an export says of their reservation: the moment's time, ties broken by UID.
-            if info.holds_quota and self.infos.get(info.key) is info:
-                self.preemptor.untrack(info)
-                info.reserved_rank = (info.reserved_rank[0], 0)
-                self.preemptor.track(info)
+    def run_moment(self, repeats: int | None = None) -> None:
+        """A moment of a live cluster (simulate): `rescan`, then `run` to quiescence. A queue
+        whose moment is provably the one it had last time is not walked again (see
+        `_quiet_queues`); the engine ends in the state the walk would have left."""
+        self.rescan(quiet=self.reuse and not self.fair_sharing)
+        try:
+            self.run(repeats=repeats)
+        finally:
+            self._end_quiet()
+
+    def _settle_admission_order(self) -> None:
+        """The workloads admitted at the last moment, ordered among themselves by admission
+        while it lasted (as `evaluate` orders what it admits), now have the moment's time only,
+        as an export of the cluster shows them: ties broken by UID. Only when that changes
+        their order are they tracked again (moving the commit versions a cached answer reads)."""
+        admitted = [info for info in self._admitted_now if info.holds_quota and self.infos.get(info.key) is info]
         self._admitted_now.clear()
+        by_admission = sorted(admitted, key=lambda info: -info.reserved_rank[1])
+        if [info.uid for info in by_admission] == sorted(info.uid for info in admitted):
+            return  # the same order either way (and one alone has no tie)
+        for info in admitted:
+            self.preemptor.untrack(info)
+            info.reserved_rank = (info.reserved_rank[0], 0)
+            self.preemptor.track(info)
+
+    def rescan(self, quiet: bool = False) -> None:
+        """Every pending workload gets a fresh look, as when Kueue starts on an export of this
+        moment: the inadmissible ones are requeued and forget their flavor-scan position.
+        `quiet` (run_moment): the quiet queues are left as they are until something wakes them."""
+        self._finished_roots.clear()  # every queue is requeued here
+        self._settle_admission_order()
+        self._quiet = self._quiet_queues() if quiet else {}
+        self._moment_cycle = 0
         for name in self._aside:
+            if name in self._quiet:
+                continue
             queue = self.queues[name]
             if queue.inadmissible or queue.bulk_moved:
                 queue.requeue_inadmissible()
             queue.sticky = None
+            queue.trail = []
+        for name in self._waiting:
+            if name not in self._quiet:
+                self.queues[name].trail = []
         self._aside.clear()
+        self._aside.update(self._quiet)
+        asleep = {info for _, heads in self._quiet.values() for info in heads}
         for info in self._scanned:
+            if info in asleep:
+                continue
             if not info.holds_quota and self.infos.get(info.key) is info:
                 info.last_tried = None
                 info.sticky = False
-        self._scanned.clear()
+        self._scanned.intersection_update(asleep)
+
+    # -- quiet queues (run_moment) -----------------------------------------------------------
+    def _quiet_queues(self) -> dict[str, tuple[_Queue, list[WorkloadInfo]]]:
+        """The queues whose moment would repeat their last one: last moment every head they
+        popped was a failure set aside with its class (no reservation held), nothing entered or
+        left the queue since, and every such head's nomination is reused as it stands (same
+        queue, a fresh flavor scan, the committed versions of what it read unchanged). After a
+        rescan such a queue pops the same heads in the same order, cycle after cycle, each
+        getting the same answer, as long as no commit moves what they read: walking it again
+        changes nothing. Its heads stay set aside, and the queue is woken (walked up to the
+        current cycle) when a commit may matter, something enters it, or the moment ends before
+        its last head's turn."""
+        quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
+        snapshot = self.preemptor.snapshot
+        checked = self._quiet_checked
+        for name in self._aside:
+            queue = self.queues[name]
+            heads = queue.trail
+            if not heads or queue.heap or queue.sticky is not None or name in self.inactive:
+                continue
+            # A trail found quiet stays so while it is the queue's trail (nothing entered or
+            # left the queue, none of its heads was nominated) and no pair its heads read
+            # saw a commit: one reading of those pairs' versions instead of one per head.
+            last = checked.get(name)
+            if last is not None and last[0] is heads and last[1]() == last[2]:
+                quiet[name] = (queue, heads)
+            elif all(_reused_as_is(info, name) and info.key in queue.inadmissible for info in heads):
+                quiet[name] = (queue, heads)
+                reader = self._trail_reader(name, heads)
+                if reader is not None:
+                    checked[name] = (heads, reader, reader())
+        self._quiet_versions = {snapshot.root_of(name): 0 for name in quiet}
+        for root in self._quiet_versions:
+            self._quiet_versions[root] = snapshot.tree_versions[root]
+        return quiet
+
+    def _trail_reader(self, name: str, heads: list[WorkloadInfo]) -> Callable[[], object] | None:
+        """A reader of the commit versions of every pair the nominations of `heads` read (None
+        when one of them read pairs it does not list)."""
+        frs: set[FlavorResource] = set()
+        for info in heads:
+            cached = info.nomination
+            if cached[2] is None:
+                continue
+            if cached[7] is None:
+                return None
+            frs.update(cached[7])
+        return self.preemptor.snapshot.version_reader(name, sorted(frs), False)
+
+    def _quiet_cycle(self) -> int:
+        """A cycle's start with quiet queues: those whose coming heads read something a commit
+        has since changed are woken; the others' heads of this cycle are counted (they are
+        nominated and reused, for the engine's statistics) and their number returned."""
+        self._moment_cycle += 1
+        cycle = self._moment_cycle
+        snapshot = self.preemptor.snapshot
+        for root, version in self._quiet_versions.items():
+            now = snapshot.tree_versions[root]
+            if now == version:
+                continue
+            self._quiet_versions[root] = now
+            for name, (_, heads) in list(self._quiet.items()):
+                if len(heads) < cycle or snapshot.root_of(name) != root:
+                    continue
+                last = self._quiet_checked.get(name)
+                if last is not None and last[0] is heads and last[1]() == last[2]:
+                    continue
+                self._quiet_checked.pop(name, None)
+                if not all(_reused_as_is(info, name) for info in heads[cycle - 1:]):
+                    self._wake(name, cycle - 1)
+        popped = sum(1 for _, heads in self._quiet.values() if len(heads) >= cycle)
+        self.decisions += popped
+        self.reused += popped
+        self.quiet_heads += popped
+        return popped
+
+    def _wake(self, name: str, cycles: int) -> None:
+        """Walk quiet queue `name` as the cycles 1..`cycles` of this moment did: the rescan it
+        skipped, then its head of each of those cycles popped and set aside with the answer its
+        nomination holds."""
+        queue, heads = self._quiet.pop(name)
+        self.woken += 1
+        for info in heads:
+            if info in self._scanned:
+                self._scanned.discard(info)
+                if not info.holds_quota and self.infos.get(info.key) is info:
+                    info.last_tried = None
+                    info.sticky = False
+        if queue.inadmissible or queue.bulk_moved:
+            queue.requeue_inadmissible()
+        queue.sticky = None
+        queue.trail = []
+        for expected in heads[:cycles]:
+            info = queue.pop()
+            if info is not expected:
+                raise RuntimeError(f"quiet queue {name}: popped {info and info.key}, not {expected.key}")
+            entry = _Entry(info, name)
+            entry.assignment, entry.targets = info.nomination[4], info.nomination[5]
+            entry.message = entry.assignment.message()
+            self._process(entry, {}, [], [])
+            self._requeue_entries([entry])
+
+    def _end_quiet(self) -> None:
+        """The moment is over: a quiet queue whose last head's turn never came is walked as far
+        as the moment went; the others are left as the walk would have left them."""
+        for name, (_, heads) in list(self._quiet.items()):
+            if len(heads) > self._moment_cycle:
+                self._wake(name, self._moment_cycle)
+        self._quiet = {}
+        self._quiet_versions = {}

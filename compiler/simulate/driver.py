@@ -11,7 +11,9 @@ state only in memory (which pending workloads wait in the inadmissible list for 
 where a flavor scan stopped), and an export of the cluster cannot carry it. Rescanning makes the
 simulator's decisions at every moment exactly those of `evaluate` on an export of that moment
 (tests/compiler/test_simulate_incremental.py checks it on random traces), so any moment of a
-simulation can be checked, or explained, with `evaluate --explain`.
+simulation can be checked, or explained, with `evaluate --explain`. A queue whose fresh look
+would repeat its last one exactly (the same failed heads, reading quota no commit has moved) is
+not walked again (`Engine.run_moment`): most moments change a few queues of a large cluster.
 
 An admitted job runs for its `duration`; a preempted one loses its work and waits again (a
 Kubernetes Job whose pods are evicted starts over). Everything the metrics need is recorded as
@@ -249,8 +251,7 @@ class _EventLoop:
     def _schedule(self, now: int) -> None:
         engine = self.engine
         engine.clock = (EPOCH + datetime.timedelta(seconds=now)).timestamp()
-        engine.rescan()
-        engine.run(repeats=CHURN_REPEATS)
+        engine.run_moment(repeats=CHURN_REPEATS)
         if not engine.converged:
             self.circles.append(now)
             engine.converged = True

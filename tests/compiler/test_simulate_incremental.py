@@ -110,6 +110,15 @@ def _outcomes(run) -> list[tuple]:
     return [(r.key, r.started, r.finished, r.flavor, r.preemptions, r.preempted_others, r.reason) for r in run.runs]
 
 
+def _run(cluster, objects, trace: Trace, reuse: bool, observer=None):
+    """A simulation's run, and the engine it ran with."""
+    simulation = Simulation(cluster, objects, trace, "trace.yaml")
+    engines = []
+    make = simulation.engine
+    simulation.engine = lambda reuse=True: engines.append(make(reuse)) or engines[-1]
+    return simulation.run(observer, reuse=reuse), engines[0]
+
+
 def test_reused_failed_nominations_change_nothing(compiled):
     """A failed nomination is reused while every quota and preemption answer it read is the
     same again; a run that recomputes every nomination ends with the same jobs started,
@@ -120,16 +129,12 @@ def test_reused_failed_nominations_change_nothing(compiled):
         trace = random_trace(seed, 60)
         runs = {}
         for reuse in (True, False):
-            simulation = Simulation(cluster, objects, trace, "trace.yaml")
-            engines = []
-            make = simulation.engine
-            simulation.engine = lambda reuse=True: engines.append(make(reuse)) or engines[-1]
-            run = simulation.run(reuse=reuse)
+            run, engine = _run(cluster, objects, trace, reuse)
             runs[reuse] = (_outcomes(run), run.timeline)
             if reuse:
-                reused_failures += engines[0].reused_failures
+                reused_failures += engine.reused_failures
             else:
-                assert engines[0].reused_failures == 0
+                assert engine.reused_failures == 0
         assert runs[True] == runs[False], f"seed {seed}"
     assert reused_failures > 0  # the traces do exercise the reuse
 
@@ -147,3 +152,43 @@ def test_cycles_that_admit_or_evict_nothing_are_no_circle(compiled, monkeypatch)
         loop = driver._EventLoop(simulation, simulation.engine())
         run = loop.run()
         assert loop.circles == [] and not run.warnings, repeats
+
+
+def _pending(loop) -> dict[str, tuple]:
+    """What the engine says of every waiting job after a moment: status, reason, and where its
+    flavor scan stands."""
+    return {key: (info.status, info.reason_code, info.reason, info.last_tried, info.cluster_queue)
+            for key, info in loop.engine.infos.items() if not info.holds_quota}
+
+
+@pytest.mark.parametrize("policy", ["reclaimWithinCohort: Any", "reclaimWithinCohort: LowerPriority",
+                                    "withinClusterQueue: LowerOrNewerEqualPriority"])
+def test_quiet_queues_left_unwalked_change_nothing(tmp_path, policy):
+    """A queue whose moment repeats its last one (the same failed heads, reading what no
+    commit moved) is not walked again, and is walked after all when a commit, an arrival or
+    the end of the moment needs it: the run is the one of an engine that walks every queue at
+    every moment (and recomputes every nomination), to the warnings and the cycle count. With
+    reclaimWithinCohort other than Any a head with no candidates holds quota for its cycle,
+    and its queue is walked every time. A workload also reuses the failed nomination of
+    another of its equivalence class (asking the preemption answers again for itself when the
+    policy compares creation times)."""
+    key = policy.split(":")[0]
+    lines = [line for line in CLUSTER.splitlines(keepends=True) if f"{key}:" not in line]
+    cluster_file = "".join(lines).replace("  preemption:\n", f"  preemption:\n    {policy}\n")
+    artifacts = compile_cluster(tmp_path, cluster_file, TEAMS)
+    cluster, objects = artifacts.cluster, [o.obj for o in artifacts.objects]
+    quiet, woken, shared = 0, 0, 0
+    for seed in range(6):
+        trace = random_trace(seed, 60)
+        runs = {}
+        for reuse in (True, False):
+            moments = []
+            run, engine = _run(cluster, objects, trace, reuse, lambda phase, now, loop: moments.append(
+                _pending(loop)) if phase == "after" else None)
+            runs[reuse] = (_outcomes(run), run.timeline, [w.message for w in run.warnings],
+                           engine.cycle, engine.decisions, moments)
+            quiet += engine.quiet_heads
+            woken += engine.woken
+            shared += engine.reused_from_class
+        assert runs[True] == runs[False], f"seed {seed}"
+    assert quiet > 0 and woken > 0 and shared > 0  # the traces do exercise all three
