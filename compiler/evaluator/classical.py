@@ -46,8 +46,6 @@ class ClassicalPreemption:
                 node.parent is not None and snap.may_have_candidates(
                     id(node.root()), policy.reclaim_within_cohort, priority)):
             return []
-        if snap.beyond_own_limit(request):
-            return []
         same, hierarchy, others = self._sources(request, node)
         if not self._may_fit(request, node, same + hierarchy + others):
             return []

@@ -79,7 +79,8 @@ class Preemptor:
                 usage: dict[FlavorResource, int]) -> list[Target]:
         contested = frozenset(frs)
         if not self._reuse:
-            return self.strategy.targets(PreemptionRequest(preemptor, cq_name, contested, usage))
+            request = PreemptionRequest(preemptor, cq_name, contested, usage)
+            return [] if self.snapshot.beyond_own_limit(request) else self.strategy.targets(request)
         # A classical search reads the contested and requested pairs only, and the preemptor
         # only through its priority, and its creation time for LowerOrNewerEqualPriority only:
         # without that policy, the workloads of one priority and shape share their answers.
@@ -102,8 +103,8 @@ class Preemptor:
         # (the request is built only for a search: most questions are answered above)
         request = PreemptionRequest(preemptor, cq_name, contested, usage)
         if self.snapshot.beyond_own_limit(request):
-            # No search can succeed while the queue's own workloads stay put: the answer is
-            # kept on them alone, whatever the rest of the tree does.
+            # No search, classical or fair, can succeed while the queue's own workloads stay
+            # put: the answer is kept on them alone, whatever the rest of the tree does.
             own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
             self._capped[key] = (own, own())
             return []

@@ -999,8 +999,8 @@ class Engine:
         """N cycles, or until a cycle changes nothing. `after_cycle` sees the engine after each
         cycle (a command's progress line), and changes nothing.
 
-        `repeats` (simulate): stop, not converged, once the same set of workloads holds quota
-        after a changing cycle for that many times. Kueue's own preemption can go round in a
+        `repeats` (simulate): stop, not converged, once a cycle that changed who holds quota
+        leaves the same set of workloads holding it for the `repeats`-th time. Kueue's own preemption can go round in a
         circle (a fair-sharing preemptor is preempted back by its victim's cohort): a live
         cluster churns on in real time, a simulation has to move on to its next event. Evaluate
         leaves it unset and runs to its cycle cap, as the oracle does."""
