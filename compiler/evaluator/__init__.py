@@ -73,6 +73,7 @@ from compiler.evaluator.models import ClusterState
 from compiler.evaluator.reader import read_files
 from compiler.evaluator.result import EvaluationResult, WorkloadOutcome
 from compiler.evaluator.scheduler import Engine
+from compiler.longrun import few_collections
 
 __all__ = ["ClusterState", "EvaluationResult", "WorkloadOutcome", "evaluate", "load_documents",
            "load_manifests", "read_files"]
@@ -98,5 +99,6 @@ def load_manifests(docs: list[dict], source_names: list[str] | None = None) -> C
 def evaluate(snapshot: ClusterState, cycles: int | None = None,
              after_cycle: Callable[[Engine], None] | None = None) -> EvaluationResult:
     engine = Engine(snapshot)
-    engine.run(cycles, after_cycle=after_cycle)
+    with few_collections():
+        engine.run(cycles, after_cycle=after_cycle)
     return EvaluationResult(engine)

@@ -12,6 +12,7 @@ from compiler.errors import Diagnostic, InputError
 from compiler.evaluator import evaluate as run_evaluation
 from compiler.evaluator.loader import load_documents
 from compiler.evaluator.reader import read_files
+from compiler.longrun import few_collections
 
 
 @click.command()
@@ -33,12 +34,13 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
             raise click.UsageError("--explain needs --engine python (kueue-oracle reports outcomes only)")
         _evaluate_with_kueue(list(files), stdin_text, cycles, output_format)
         return
-    documents = read_files(list(files), stdin_text)
-    state = load_documents(documents)
-    print_diagnostics(state.warnings)
-    with progress("evaluating") as describe:
-        result = run_evaluation(state, cycles, after_cycle=lambda engine: describe(
-            f"evaluating: cycle {engine.cycle:,}, {engine.decisions:,} decisions"))
+    with few_collections():  # reading, loading and the run build large long-lived graphs
+        documents = read_files(list(files), stdin_text)
+        state = load_documents(documents)
+        print_diagnostics(state.warnings)
+        with progress("evaluating") as describe:
+            result = run_evaluation(state, cycles, after_cycle=lambda engine: describe(
+                f"evaluating: cycle {engine.cycle:,}, {engine.decisions:,} decisions"))
     if not result.converged:
         click.echo(f"kueue-policy: warning: still changing after {result.cycles} cycles (workloads keep "
                    "preempting each other); showing the state at that point", err=True)

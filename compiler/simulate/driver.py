@@ -33,6 +33,7 @@ from compiler.errors import Diagnostic, DiagnosticSink, InputError, SourcePositi
 from compiler.evaluator import load_manifests
 from compiler.evaluator.models import Workload
 from compiler.evaluator.scheduler import Engine
+from compiler.longrun import few_collections
 from compiler.mig.catalogue import load_catalogue
 from compiler.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
 from compiler.resolve import profile_for_memory
@@ -182,7 +183,8 @@ class Simulation:
         """Run the trace. `observer(phase, now, loop)` is called at every moment with phase
         "before" (arrivals and completions applied, not yet scheduled) and "after"."""
         loop = _EventLoop(self, self.engine(reuse), observer)
-        return loop.run()
+        with few_collections():
+            return loop.run()
 
 
 class _EventLoop:

@@ -12,6 +12,7 @@ from pathlib import Path
 from compiler import codes
 from compiler.errors import Diagnostic, PolicyError, SourcePosition
 from compiler.evaluator import load_manifests
+from compiler.longrun import few_collections
 from compiler.pipeline import ClusterArtifacts, PolicySource, compile_policy
 from compiler.simulate import metrics
 from compiler.simulate.driver import Simulation, SimulationRun
@@ -47,6 +48,11 @@ def load_trace(path: Path, artifacts: ClusterArtifacts) -> tuple[Trace, TraceNot
 
 
 def simulate_policy(source: PolicySource, trace_path: Path, cluster: str | None = None) -> SimulationReport:
+    with few_collections():  # compile, run and summary all build large long-lived graphs
+        return _simulate(source, trace_path, cluster)
+
+
+def _simulate(source: PolicySource, trace_path: Path, cluster: str | None) -> SimulationReport:
     artifacts = compiled_cluster(source, cluster)
     trace, notes = load_trace(trace_path, artifacts)
     objects = [o.obj for o in artifacts.objects]
