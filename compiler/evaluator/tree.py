@@ -24,7 +24,7 @@ _VERSIONS = count(1)
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
                  "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
-                 "share", "stamp", "_by_name")
+                 "share", "stamp", "_by_name", "_plans")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -47,6 +47,9 @@ class QuotaNode:
         self._by_name: tuple[list[QuotaNode], list[QuotaNode]] | None = None
         self.lendable: dict[str, int] | None = None  # fair sharing's per-resource total, cached
         self.share: dict = {}  # fair sharing's share of this node per version, a few kept
+        # per pair, the fixed numbers `available` and `height_of_lowest_subtree_that_fits` read
+        # along the path to the root (see `_plan`)
+        self._plans: dict[FlavorResource, tuple] = {}
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
@@ -116,23 +119,47 @@ class QuotaNode:
     def available(self, fr: FlavorResource) -> int:
         """What this node could still use of fr: its own unlent part plus what its parent
         can give, capped by its borrowingLimit (computed root first, without recursion)."""
-        chain = []
-        node = self
-        while node.parent is not None:
-            chain.append(node)
-            node = node.parent
-        available = node.subtree.get(fr, 0) - node.usage.get(fr, 0)
-        for node in reversed(chain):
-            used = node.usage.get(fr, 0)
-            local = node.local.get(fr, 0) if node.local else 0
-            quota = node.quotas.get(fr)
-            if quota is not None and quota.borrowing_limit is not None:
-                capped = node.subtree.get(fr, 0) - local - max(0, used - local) + quota.borrowing_limit
+        root_usage, root_total, steps, _ = self._plan(fr)
+        available = root_total - root_usage.get(fr, 0)
+        for usage, local, cap, _, _, _ in steps:
+            used = usage.get(fr, 0)
+            if cap is not None:
+                # subtree - local - max(0, used - local) + borrowingLimit
+                capped = cap - (used - local if used > local else 0)
                 if capped < available:
                     available = capped
             if local > used:
                 available += local - used
-        return max(0, available)
+        return available if available > 0 else 0
+
+    def _plan(self, fr: FlavorResource) -> tuple:
+        """The quota walks of one pair read, at every node from the root down to this one,
+        numbers fixed once the tree is built (SubtreeQuota, localQuota, borrowingLimit, height)
+        and one that changes (usage): the fixed ones are gathered once per pair, beside the
+        usage dicts themselves, which the walks then read in place. Returns (root usage, root
+        SubtreeQuota, steps root-side first below the root, the same steps leaf first), a step
+        being (usage, local, SubtreeQuota - local + borrowingLimit or None, SubtreeQuota,
+        height, has a parent)."""
+        plan = self._plans.get(fr)
+        if plan is None:
+            chain = []
+            node = self
+            while node.parent is not None:
+                chain.append(node)
+                node = node.parent
+            steps = []
+            for step in reversed(chain):
+                subtree = step.subtree.get(fr, 0)
+                local = step.local.get(fr, 0)
+                quota = step.quotas.get(fr)
+                cap = None
+                if quota is not None and quota.borrowing_limit is not None:
+                    cap = subtree - local + quota.borrowing_limit
+                steps.append((step.usage, local, cap, subtree, step.height(), True))
+            root_total = node.subtree.get(fr, 0)
+            leaf_first = steps[::-1] + [(node.usage, 0, None, root_total, node.height(), False)]
+            plan = self._plans[fr] = (node.usage, root_total, tuple(steps), tuple(leaf_first))
+        return plan
 
     def potential_available(self, fr: FlavorResource) -> int:
         if self.parent is None:
@@ -240,20 +267,21 @@ def quantities_fit_in_quota(node: QuotaNode, requests: dict[FlavorResource, int]
 def height_of_lowest_subtree_that_fits(cq: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """Borrowing level of a request (0 = within the CQ's nominal), and whether it fits in a
     non-root subtree (so reclaiming inside the hierarchy could help)."""
-    # borrowing_with and local_available written out: the scheduler asks this for every
-    # flavor it tries and every failed nomination it re-checks.
-    node = cq.parent
-    if node is None:
+    # The scheduler asks this for every flavor it tries and every failed nomination it
+    # re-checks: the walk reads the pair's fixed numbers from the queue's plan.
+    if cq.parent is None:
         return 0, False
-    used = cq.usage.get(fr, 0)
-    if cq.subtree.get(fr, 0) >= used + value:
+    steps = cq._plan(fr)[3]
+    usage, local, _, subtree, _, _ = steps[0]
+    used = usage.get(fr, 0)
+    if subtree >= used + value:
         return 0, True
-    remaining = value - max(0, cq.local.get(fr, 0) - used)
-    while True:
-        used = node.usage.get(fr, 0)
-        if node.subtree.get(fr, 0) >= used + remaining:
-            return node.height(), node.parent is not None
-        remaining -= max(0, node.local.get(fr, 0) - used)
-        if node.parent is None:
-            return node.height(), False  # the root
-        node = node.parent
+    remaining = value - (local - used if local > used else 0)
+    for index in range(1, len(steps)):
+        usage, local, _, subtree, height, has_parent = steps[index]
+        used = usage.get(fr, 0)
+        if subtree >= used + remaining:
+            return height, has_parent
+        if local > used:
+            remaining -= local - used
+    return steps[-1][4], False  # the root
