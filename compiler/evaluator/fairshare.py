@@ -177,14 +177,24 @@ class FairTournament:
     a sorted insert per level, instead of the whole tournament. A usage change below a cohort
     moves its stamp (and every ancestor's), and those cohorts are ranked again when next read."""
 
-    def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H]) -> None:
+    def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H], memo: dict | None = None) -> None:
+        """`memo`: `_head_keys`'s, which may outlive the tournament (an engine keeps one for
+        all its cycles: a head nominated again with the same usage reads its keys from it)."""
         self.nodes = nodes
         self.remaining = entries
         self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
         self._first = 0
         # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there}]
         self._ranked: dict[int, list] = {}
-        self._memo: dict = {}
+        self._memo: dict = {} if memo is None else memo
+        # The cohorts some entry is under (by id): only those can have a winner. A cycle of a
+        # simulation moment has a handful of heads in a tree of dozens of cohorts.
+        self._live: set[int] = set()
+        for name in entries:
+            node = nodes[name].parent
+            while node is not None and id(node) not in self._live:
+                self._live.add(id(node))
+                node = node.parent
 
     def __bool__(self) -> bool:
         return bool(self.remaining)
@@ -211,7 +221,10 @@ class FairTournament:
             return cached
         child_cohorts, child_cqs = cohort.children_by_name()
         by_child = {}
+        live = self._live
         for child in child_cohorts:
+            if id(child) not in live:
+                continue
             head = self._winner(child)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
@@ -260,19 +273,21 @@ def _head_keys(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, tuple]:
     `cq` and of each cohort with the head's usage added), keyed by that cohort. The share at
     one level depends only on the usage of the nodes from `cq` up to that level, so each key
     is kept until one of their versions moves: a change in a cohort recomputes the keys from
-    that cohort up only."""
+    that cohort up only. The keys are a function of the workload, its usage and those
+    versions, so they stay valid for the same workload nominated again with the same usage."""
     cached = memo.get(cq.name)
-    if cached is None or cached[0] is not entry:
+    info = entry.info
+    if cached is None or cached[0] is not info or cached[5] != entry.usage:
         ancestors = list(cq.ancestors())
         path = [cq] + ancestors[:-1]  # the root's own share is never read
-        cached = memo[cq.name] = (entry, [-1] * len(path), path, [a.name for a in ancestors], {})
-    _, versions, path, parents, found = cached
+        cached = memo[cq.name] = (info, [-1] * len(path), path, [a.name for a in ancestors], {},
+                                  dict(entry.usage))
+    _, versions, path, parents, found, _ = cached
     first = 0
     while first < len(path) and versions[first] == path[first].version:
         first += 1
     if first < len(path):
         extras = _spill(cq, entry.usage)
-        info = entry.info
         rest = (-info.priority, info.workload.created, info.uid, info.key)
         for level in range(first, len(path)):
             node = path[level]

@@ -291,6 +291,9 @@ class Engine:
         # and how many nominations were another workload's reused (or own from another scan).
         self._class_failures: dict[tuple, tuple] = {}
         self.reused_from_class = 0
+        # Fair sharing: each queue's head keys in the tournaments of its cohorts, kept from one
+        # cycle to the next (see fairshare._head_keys).
+        self._head_keys: dict[str, tuple] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, reuse)
@@ -683,7 +686,7 @@ class Engine:
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
         this is a generator that is advanced between `_process` calls."""
         if self.fair_sharing and self.reuse:
-            tournament = FairTournament(self.nodes, {e.cq: e for e in entries})
+            tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._head_keys)
             while tournament:
                 yield tournament.pop()
             return
