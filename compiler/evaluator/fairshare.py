@@ -190,11 +190,14 @@ class FairTournament:
         # The cohorts some entry is under (by id): only those can have a winner. A cycle of a
         # simulation moment has a handful of heads in a tree of dozens of cohorts.
         self._live: set[int] = set()
+        self._in_tree: dict[int, int] = {}  # id(root) -> entries remaining in that tree
         for name in entries:
             node = nodes[name].parent
             while node is not None and id(node) not in self._live:
                 self._live.add(id(node))
                 node = node.parent
+            root = id(nodes[name].root())
+            self._in_tree[root] = self._in_tree.get(root, 0) + 1
 
     def __bool__(self) -> bool:
         return bool(self.remaining)
@@ -206,7 +209,14 @@ class FairTournament:
         node = self.nodes[names[self._first]]  # the tree of the first remaining CQ, as pop_fair
         if node.parent is None:
             return self.remaining.pop(node.name)
-        winner = self._winner(node.root())
+        root = node.root()
+        left = self._in_tree[id(root)]
+        self._in_tree[id(root)] = left - 1
+        if left == 1:
+            # The tree's only entry is this one: it wins without a tournament. (No ranking of
+            # this tree is read again, as no entry of it remains.)
+            return self.remaining.pop(node.name)
+        winner = self._winner(root)
         self.remaining.pop(winner.cq)
         self._replace(self.nodes[winner.cq])
         return winner
