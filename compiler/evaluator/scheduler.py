@@ -287,10 +287,12 @@ class Engine:
         # oracle answers, preemption searches) reads the same again.
         self.reused_failures = 0
         self._selected: dict[tuple[str, str], bool] = {}
-        # (queue, equivalence class, scan position) -> the class's last failed nomination there,
-        # and how many nominations were another workload's reused (or own from another scan).
-        self._class_failures: dict[tuple, tuple] = {}
+        # (queue, equivalence class, scan position) -> the class's last failed or fitting
+        # nomination there, and how many nominations were another workload's reused (or own
+        # from another scan), of them how many fits.
+        self._class_nominations: dict[tuple, tuple] = {}
         self.reused_from_class = 0
+        self.reused_fits = 0
         # Fair sharing: each queue's head keys in the tournaments of its cohorts, kept from one
         # cycle to the next (see fairshare._head_keys).
         self._head_keys: dict[str, tuple] = {}
@@ -585,13 +587,15 @@ class Engine:
             found = self._reuse(info, cached, True)
             if found is not None:
                 return found[4], found[5]
-        # The last failure of the workload's equivalence class in this queue from this scan
-        # position (another workload's, or its own before a scan elsewhere).
+        # The last failure or fit of the workload's equivalence class in this queue from this
+        # scan position (another workload's, or its own before a scan elsewhere).
         class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
-        shared = self._class_failures.get(class_key) if class_key is not None else None
+        shared = self._class_nominations.get(class_key) if class_key is not None else None
         found = self._reuse(info, shared, False) if shared is not None and shared is not cached else None
         if found is not None:
             self.reused_from_class += 1
+            if found[4].mode == A_FIT:
+                self.reused_fits += 1
             return found[4], found[5]
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
@@ -601,16 +605,19 @@ class Engine:
             readings = assigner.readings
         finally:
             assigner.readings = None
-        # Only a failure is kept with its readings: a success is admitted (or preempts) and
-        # does not come back with the same scan position.
+        # A failure is kept with its readings, and so is a fit: the workload's class comes
+        # back (the next job of the same shape arriving in this queue) and takes the same
+        # path while the readings decide the same. A preemption's targets are particular
+        # workloads found for this one: it is not kept.
         failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
+        kept = failed or assignment.mode == A_FIT
         reader, frs = None, None
         if assigner.read_usage:
-            reader, frs = self._state_reader(info, cq_name, readings if failed else None)
+            reader, frs = self._state_reader(info, cq_name, readings if kept else None)
         info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
-                           readings if failed else None, frs)
-        if failed and class_key is not None:
-            self._class_failures[class_key] = info.nomination
+                           readings if kept else None, frs)
+        if kept and class_key is not None:
+            self._class_nominations[class_key] = info.nomination
         return assignment, targets
 
     def _reuse(self, info: WorkloadInfo, cached: tuple, own: bool) -> tuple | None:
@@ -638,10 +645,11 @@ class Engine:
         readings, messages = retraced
         assignment = restated(cached[4], messages) if messages else cached[4]
         self.reused += 1
-        self.reused_failures += 1
+        if assignment.mode != A_FIT:
+            self.reused_failures += 1
         info.nomination = (cq_name, cached[1], reader, state, assignment, cached[5], readings, cached[7])
         if not self.fair_sharing:
-            self._class_failures[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
+            self._class_nominations[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
         return info.nomination
 
     def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):

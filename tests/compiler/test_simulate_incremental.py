@@ -171,13 +171,14 @@ def test_quiet_queues_left_unwalked_change_nothing(tmp_path, policy):
     reclaimWithinCohort other than Any a head with no candidates holds quota for its cycle,
     and its queue is walked every time. A workload also reuses the failed nomination of
     another of its equivalence class (asking the preemption answers again for itself when the
-    policy compares creation times)."""
+    policy compares creation times), and the fit of another of its class, while what that
+    fit read decides the same."""
     key = policy.split(":")[0]
     lines = [line for line in CLUSTER.splitlines(keepends=True) if f"{key}:" not in line]
     cluster_file = "".join(lines).replace("  preemption:\n", f"  preemption:\n    {policy}\n")
     artifacts = compile_cluster(tmp_path, cluster_file, TEAMS)
     cluster, objects = artifacts.cluster, [o.obj for o in artifacts.objects]
-    quiet, woken, shared = 0, 0, 0
+    quiet, woken, shared, fits = 0, 0, 0, 0
     for seed in range(6):
         trace = random_trace(seed, 60)
         runs = {}
@@ -190,5 +191,6 @@ def test_quiet_queues_left_unwalked_change_nothing(tmp_path, policy):
             quiet += engine.quiet_heads
             woken += engine.woken
             shared += engine.reused_from_class
+            fits += engine.reused_fits
         assert runs[True] == runs[False], f"seed {seed}"
-    assert quiet > 0 and woken > 0 and shared > 0  # the traces do exercise all three
+    assert quiet > 0 and woken > 0 and shared > 0 and fits > 0  # the traces do exercise all four
