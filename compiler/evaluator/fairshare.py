@@ -187,17 +187,32 @@ class FairTournament:
         # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there}]
         self._ranked: dict[int, list] = {}
         self._memo: dict = {} if memo is None else memo
-        # The cohorts some entry is under (by id): only those can have a winner. A cycle of a
-        # simulation moment has a handful of heads in a tree of dozens of cohorts.
-        self._live: set[int] = set()
+        # The cohorts some entry is under (by id), each with its child cohorts that are too and
+        # its ClusterQueues that have an entry: only those compete. A cycle of a simulation
+        # moment has a handful of heads in a tree of dozens of cohorts and hundreds of queues.
+        # (The order they are listed in does not matter: a ranking sorts by keys that differ.)
+        self._live: dict[int, tuple[list[QuotaNode], list[QuotaNode]]] = {}
         self._in_tree: dict[int, int] = {}  # id(root) -> entries remaining in that tree
         for name in entries:
-            node = nodes[name].parent
-            while node is not None and id(node) not in self._live:
-                self._live.add(id(node))
-                node = node.parent
-            root = id(nodes[name].root())
+            cq = nodes[name]
+            root = id(cq.root())
             self._in_tree[root] = self._in_tree.get(root, 0) + 1
+            if cq.parent is None:
+                continue
+            cohort = cq.parent
+            fresh = id(cohort) not in self._live
+            self._members(cohort)[1].append(cq)
+            while fresh and cohort.parent is not None:  # a cohort seen first: list it above
+                parent = cohort.parent
+                fresh = id(parent) not in self._live
+                self._members(parent)[0].append(cohort)
+                cohort = parent
+
+    def _members(self, cohort: QuotaNode) -> tuple[list[QuotaNode], list[QuotaNode]]:
+        members = self._live.get(id(cohort))
+        if members is None:
+            members = self._live[id(cohort)] = ([], [])
+        return members
 
     def __bool__(self) -> bool:
         return bool(self.remaining)
@@ -229,12 +244,9 @@ class FairTournament:
         cached = self._ranked.get(id(cohort))
         if cached is not None and cached[0] == cohort.stamp:
             return cached
-        child_cohorts, child_cqs = cohort.children_by_name()
+        child_cohorts, child_cqs = self._live[id(cohort)]
         by_child = {}
-        live = self._live
         for child in child_cohorts:
-            if id(child) not in live:
-                continue
             head = self._winner(child)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
