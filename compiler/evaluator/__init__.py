@@ -58,6 +58,9 @@ Modelling notes (where a static evaluation has to choose what a live cluster doe
   controller requeues it (the preemptor keeps the head of its own queue).
 * Without `cycles`, the loop stops when a cycle changes nothing; a cluster still changing after
   8 x workloads + 100 cycles (preemption ping-pong) stops there with `result.converged` False.
+  A run whose whole scheduling state comes back (a circle of preemptions, circles.py) repeats
+  forever: the state at the cap is worked out from the circle's period (`result.circle`) with
+  a few more cycles instead of all of them, the same state as running them.
 * Ties Kueue leaves to map order are broken by name (ClusterQueues, cohorts, resources) so the
   output is the same for any input order.
 """

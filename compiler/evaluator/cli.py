@@ -42,8 +42,7 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
             result = run_evaluation(state, cycles, after_cycle=lambda engine: describe(
                 f"evaluating: cycle {engine.cycle:,}, {engine.decisions:,} decisions"))
     if not result.converged:
-        click.echo(f"kueue-policy: warning: still changing after {result.cycles} cycles (workloads keep "
-                   "preempting each other); showing the state at that point", err=True)
+        click.echo(f"kueue-policy: warning: {_not_converged(result)}", err=True)
     if explain_name is not None:
         try:
             click.echo(result.explain(explain_name))
@@ -54,6 +53,17 @@ def evaluate(files: tuple[str, ...], cycles: int | None, output_format: str, exp
         emit_json(result.to_json())
         return
     _print_table(f"Kueue admission ({result.cycles} cycle(s))", result.table())
+
+
+def _not_converged(result) -> str:
+    if result.circle is None:
+        return (f"still changing after {result.cycles} cycles (workloads keep preempting each other); "
+                "showing the state at that point")
+    first, period = result.circle
+    return (f"workloads keep preempting each other in a circle: from cycle {first:,} the cluster comes back "
+            f"to the same state every {period:,} cycle{'s' if period > 1 else ''}, as Kueue's own scheduler "
+            f"would go round; showing the state at the cycle cap ({result.cycles:,} cycles), worked out "
+            "from the circle without running every cycle")
 
 
 def _evaluate_with_kueue(files: list[str], stdin_text: str | None, cycles: int | None, output_format: str) -> None:

@@ -32,6 +32,9 @@ class EvaluationResult:
         self.cycles = engine.cycle
         self.decisions = engine.decisions
         self.converged = engine.converged  # False: stopped at the cycle cap while still changing
+        # (first cycle, period) of the circle of preemptions the run was found in, if it was:
+        # the state at the cap was then worked out without running every cycle to it.
+        self.circle: tuple[int, int] | None = engine.circle
         self.warnings = list(engine.state.warnings)
         self.outcomes: dict[str, WorkloadOutcome] = {}
         for key in sorted(engine.infos):

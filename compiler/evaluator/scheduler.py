@@ -11,6 +11,7 @@ from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
     Assignment, FlavorAssigner, WAITING_FOR_QUOTA, restated, unused_quota_message,
 )
+from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
@@ -272,6 +273,12 @@ class Engine:
         # the next moment (see `rescan`).
         self._admitted_now: list[WorkloadInfo] = []
         self.converged = True
+        # Evaluate: a run that comes back to a state it was in is in a circle of preemptions
+        # (first cycle of the circle, period), found by circles.CircleFinder; `find_circles`
+        # False runs such a circle to the cycle cap instead (the reference for tests).
+        self.find_circles = True
+        self._in_moment = False  # inside run_moment (simulate)
+        self.circle: tuple[int, int] | None = None
         # XOR of hash((workload, ClusterQueue)) over the workloads admitted or evicted in this
         # process: equal values mean the same holders (within one run; see `run(repeats=)`).
         self.holders_print = 0
@@ -1026,7 +1033,11 @@ class Engine:
         limit = limit if limit is not None else 8 * len(self.infos) + 100
         seen: dict[int, int] = {}
         holders = self.holders_print
-        for _ in range(limit):
+        # (A simulation's moment has state of its own, the quiet queues' walk, that a circle's
+        # fingerprint does not hold: only a run from `evaluate` looks for circles.)
+        circles = CircleFinder(self) if repeats is None and self.find_circles and not self._in_moment else None
+        start = self.cycle
+        for done in range(1, limit + 1):
             changed = self.run_cycle()
             if after_cycle is not None:
                 after_cycle(self)
@@ -1039,7 +1050,24 @@ class Engine:
                 seen[holders] = times = seen.get(holders, 0) + 1
                 if times >= repeats:
                     break
+            if circles is not None:
+                period = circles.period()
+                if period:
+                    # The state repeats with this period up to the cap: the cap's state is the
+                    # one (cycles left) mod period cycles on.
+                    self.circle = (self.cycle - period, period)
+                    for _ in range((limit - done) % period):
+                        self.run_cycle()
+                        if after_cycle is not None:
+                            after_cycle(self)
+                    self.cycle = start + limit
+                    break
         self.converged = False
+
+    def waiting_queues(self) -> set[str]:
+        """The queues the next cycle visits (a queue found with an empty heap loses its
+        sticky head there)."""
+        return self._waiting
 
     # -- a live cluster: workloads arrive and finish between runs (simulate) -----------------
     def submit(self, workload: Workload) -> WorkloadInfo:
@@ -1095,9 +1123,11 @@ class Engine:
         whose moment is provably the one it had last time is not walked again (see
         `_quiet_queues`); the engine ends in the state the walk would have left."""
         self.rescan(quiet=self.reuse and not self.fair_sharing)
+        self._in_moment = True
         try:
             self.run(repeats=repeats)
         finally:
+            self._in_moment = False
             self._end_quiet()
 
     def _settle_admission_order(self) -> None:
