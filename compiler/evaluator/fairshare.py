@@ -345,6 +345,15 @@ class _Ordering:
         self.cursors[name] += 1
         return info
 
+    def pop_rest(self, name: str) -> list[WorkloadInfo]:
+        """Every workload of `name` not popped yet, popped, in order."""
+        pairs, end = self.targets[name]
+        start = self.cursors[name]
+        if start >= end:
+            return []
+        self.cursors[name] = end
+        return [pair[1] for pair in pairs[start:end]]
+
     def __iter__(self):
         node = self.preemptor_node
         if node.parent is None:
@@ -595,7 +604,8 @@ class FairSharingPreemption:
         almosts = self._almosts.setdefault(request.cq, {})
         ordering = _Ordering(node, candidates, order_key, self._holding(candidates), almosts)
         done, retry = self._first_pass(request, node, ordering, targets)
-        if not done and len(self.strategies) > 1 and retry:
+        if not done and len(self.strategies) > 1 and retry and (
+                not self.incremental or _second_chance(node, ordering, retry, snap.nodes)):
             retry_by_queue = _by_queue(retry)
             ordering = _Ordering(node, retry_by_queue, order_key, self._holding(retry_by_queue), almosts)
             done = self._second_pass(request, node, ordering, targets)
@@ -698,9 +708,13 @@ class FairSharingPreemption:
                     return True, retry
                 continue
             preemptor_new, target_old = ordering.shares(target_node)
-            if preemptor_new.precise() == INF and target_old.precise() != INF:
-                while ordering.has_workload(target_node.name):
-                    retry.append(ordering.pop(target_node.name))
+            if (preemptor_new.precise() == INF and target_old.precise() != INF) or (
+                    self.incremental and target_old.weight >= 0 and compare(preemptor_new, target_old) > 0):
+                # An eviction only lowers the target's share (its weight not negative), so when
+                # the preemptor's share is already above the target's, neither strategy passes
+                # for any of its workloads (most visits): they all go to the second chance
+                # without a share computed (the plain path computes each).
+                retry.extend(ordering.pop_rest(target_node.name))
                 continue
             while ordering.has_workload(target_node.name):
                 info = ordering.pop(target_node.name)
@@ -725,6 +739,29 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+def _second_chance(node: QuotaNode, ordering: _Ordering, retry: list[WorkloadInfo],
+                   nodes: Mapping[str, QuotaNode]) -> bool:
+    """Whether the second pass may evict anything: False when, on the tree as the first pass
+    left it, the preemptor's share is not below the share of any queue in `retry`. The second
+    pass changes the tree only by an eviction, and evicts only from a queue passing that very
+    test, so it would then visit every queue on this tree, evict nothing and fail; most
+    searches that fail end this way, and skip its walk."""
+    if node.parent is None:
+        return True
+    seen = set()
+    for info in retry:
+        name = info.cluster_queue
+        if name in seen:
+            continue
+        seen.add(name)
+        target = nodes[name]
+        if target is not node:
+            preemptor_new, target_old = ordering.shares(target)
+            if _strategy_passes("LessThanInitialShare", preemptor_new, target_old, target_old):
+                return True
+    return False
 
 
 def _by_queue(infos: list[WorkloadInfo]) -> dict[str, tuple[list, int]]:
