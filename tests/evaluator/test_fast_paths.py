@@ -20,9 +20,11 @@ from compiler.evaluator.scheduler import Engine
 FLAVORS = ("f0", "f1")
 
 
-def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8) -> list[dict]:
+def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8, even: bool = False) -> list[dict]:
     """Two cohort trees (a root with two sub-cohorts, and a flat one), queues with lending and
-    borrowing limits and fair weights, preempting in and across queues; more work than fits."""
+    borrowing limits and fair weights, preempting in and across queues; more work than fits.
+    `even`: every queue has the same quotas, and some sit right under the root next to its
+    sub-cohorts, so that shares are often equal (the walks' ties)."""
     rnd = random.Random(seed)
     docs: list[dict] = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f}}
                         for f in FLAVORS]
@@ -35,13 +37,15 @@ def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int 
     for i in range(queues):
         quotas = []
         for f in FLAVORS:
-            cpu = {"name": "cpu", "nominalQuota": str(rnd.randint(2, 8))}
+            cpu = {"name": "cpu", "nominalQuota": "4" if even else str(rnd.randint(2, 8))}
             if i % 3 == 1:
                 cpu["lendingLimit"] = "1"
             if i % 4 == 2:
                 cpu["borrowingLimit"] = "3"
-            quotas.append({"name": f, "resources": [cpu, {"name": "gpu", "nominalQuota": str(rnd.randint(0, 2))}]})
-        spec = {"cohortName": ("a", "b", "flat")[i % 3], "namespaceSelector": {},
+            gpus = "1" if even else str(rnd.randint(0, 2))
+            quotas.append({"name": f, "resources": [cpu, {"name": "gpu", "nominalQuota": gpus}]})
+        cohort = "root" if even and i % 4 == 3 else ("a", "b", "flat")[i % 3]
+        spec = {"cohortName": cohort, "namespaceSelector": {},
                 "preemption": {"withinClusterQueue": "LowerPriority",
                                "reclaimWithinCohort": ("Any", "LowerPriority", "Never")[i % 3]},
                 "resourceGroups": [{"coveredResources": ["cpu", "gpu"], "flavors": quotas}]}
@@ -193,7 +197,9 @@ def test_a_request_over_its_own_borrowing_limit_is_not_searched_again_after_a_co
 
 def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, str]]:
     """The targets an ordering yields, taking one workload at each (and evicting it, as a
-    search does, on a coin toss); the tree is as before on return."""
+    search does, on a coin toss), and at times the queue's other workloads too (as a search
+    sends them to the second chance) or pruning the queue (as the second pass does); the tree
+    is as before on return."""
     seen, evicted = [], []
     for target in ordering:
         info = ordering.pop(target.name)
@@ -201,22 +207,28 @@ def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, 
         if rnd.random() < 0.5:
             snapshot.remove(info)
             evicted.append(info)
+        choice = rnd.random()
+        if choice < 0.25:
+            seen.extend((target.name, rest.key) for rest in ordering.pop_rest(target.name))
+        elif choice < 0.5:
+            ordering.pruned_cqs.add(target.name)
     for info in evicted:
         snapshot.add(info)
     return seen
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
     """The preemption walk given the tree's nodes compares only the children holding target
     queues with candidates; it must yield the same targets in the same order as the walk
-    comparing every child, whichever queues have candidates and whatever is evicted."""
-    engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12)))
+    comparing every child, whichever queues have candidates and whatever is evicted (it keeps
+    each cohort's children in order between evictions)."""
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12, even=seed % 2 == 1)))
     engine.run(4)
     snapshot = engine.preemptor.snapshot
     rnd = random.Random(seed)
     walked = 0
-    for name in sorted(engine.nodes):
+    for name in sorted(engine.nodes) * 4:
         node = engine.nodes[name]
         if node.parent is None:
             continue
@@ -265,7 +277,7 @@ def test_fair_searches_cut_short_decide_what_the_whole_searches_decide(seed: int
     judging each when the preemptor's share is already above the queue's, and skips the second
     pass when no queue in it passes; the plain engine runs every search whole. Both must
     decide alike on churning worlds where most searches are cut short."""
-    docs = _world(True, seed=seed, workloads=320, queues=12)
+    docs = _world(True, seed=seed, workloads=320, queues=12, even=seed % 2 == 1)
     fast, plain = _run(docs, True, 60), _run(docs, False, 60)
     assert any(kind == "preempted" for kind, _, _ in fast.journal)
     assert [(kind, info.key, by) for kind, info, by in fast.journal] == \
