@@ -332,13 +332,6 @@ class _Ordering:
         self.order_key = order_key
         self._almosts = {} if almosts is None else almosts  # target CQ -> (preemptor's, target's)
         self._children = children
-        # With `children`, each cohort's children in the order the walk picks them, valid while
-        # the tree's usage (the root's stamp) and the heads of the queues left are unchanged:
-        # id(cohort) -> [queues [(rank, order key, node)], cohorts [(rank, node)], their next
-        # positions]; and the queue last yielded with its cursor then.
-        self._orders: dict[int, list] = {}
-        self._stamp = -1
-        self._yielded: tuple[str, int] | None = None
 
     def has_workload(self, name: str) -> bool:
         found = self.targets.get(name)
@@ -374,81 +367,6 @@ class _Ordering:
                 yield target
 
     def _next(self, cohort: QuotaNode):
-        if self._children is None:
-            return self._next_compared(cohort)
-        return self._next_in_order(cohort)
-
-    def _next_in_order(self, root: QuotaNode):
-        """What `_next_compared` answers, read off each cohort's children sorted once by the
-        order it picks them in. Between two changes of the tree's usage the shares are fixed,
-        and a search leaves a queue it was given only once it has no workload left for the
-        search (or is pruned), so the queues left keep their heads and their order: each pick
-        is the first child left at each level, not a comparison of all of them. A queue given
-        and left with workloads (its head moved) sorts again."""
-        yielded = self._yielded
-        if root.stamp != self._stamp or (yielded is not None and self.cursors[yielded[0]] != yielded[1]
-                                         and self._live(yielded[0])):
-            self._orders.clear()
-            self._stamp = root.stamp
-        self._yielded = None
-        pruned_cqs, pruned_cohorts = self.pruned_cqs, self.pruned_cohorts
-        cohort = root
-        while True:
-            order = self._orders.get(id(cohort))
-            if order is None:
-                order = self._orders[id(cohort)] = self._sorted_children(cohort)
-            cqs, cohorts = order[0], order[1]
-            i = order[2]
-            while i < len(cqs) and not self._live(cqs[i][2].name):
-                pruned_cqs.add(cqs[i][2].name)
-                i += 1
-            j = order[3]
-            while j < len(cohorts) and id(cohorts[j][1]) in pruned_cohorts:
-                j += 1
-            order[2], order[3] = i, j
-            if i == len(cqs) and j == len(cohorts):
-                pruned_cohorts.add(id(cohort))
-                return None
-            if j == len(cohorts) or (i < len(cqs) and cohorts[j][0] < cqs[i][0]):
-                best = cqs[i][2]
-                self._yielded = (best.name, self.cursors[best.name])
-                return best
-            cohort = cohorts[j][1]
-
-    def _live(self, name: str) -> bool:
-        return name not in self.pruned_cqs and self.has_workload(name)
-
-    def _sorted_children(self, cohort: QuotaNode) -> list:
-        """`cohort`'s children in `_next_compared`'s order of preference, pruning what it
-        prunes: queues by descending share, then by their heads' candidate order, then by name;
-        cohorts by descending share, the last by name first."""
-        child_cohorts, child_cqs = self._children.get(id(cohort), _NO_CHILDREN)
-        cqs = []
-        for cq in child_cqs:
-            name = cq.name
-            if not self._live(name):
-                self.pruned_cqs.add(name)
-                continue
-            share = share_of(cq)
-            if not share.borrowing and cq is not self.preemptor_node:
-                self.pruned_cqs.add(name)
-                continue
-            cqs.append((share.rank, self.order_key(self.head(name)), cq))
-        cqs.sort(key=itemgetter(1))  # (stable sorts: the name order is kept among equals)
-        cqs.sort(key=itemgetter(0), reverse=True)
-        cohorts = []
-        for child in reversed(child_cohorts):
-            if id(child) in self.pruned_cohorts:
-                continue
-            share = share_of(child)
-            if not share.borrowing and id(child) not in self.ancestors:
-                self.pruned_cohorts.add(id(child))
-                continue
-            cohorts.append((share.rank, child))
-        cohorts.sort(key=itemgetter(0), reverse=True)
-        return [cqs, cohorts, 0, 0]
-
-    def _next_compared(self, cohort: QuotaNode):
         # Shares are compared through their ranks (what `compare` compares), and read from the
         # nodes' share caches, inline: this runs for every child of every cohort on the way
         # down, for each target visited. Going down to the best child cohort is a loop.
