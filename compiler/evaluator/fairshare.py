@@ -529,18 +529,12 @@ class SearchReads:
         return True
 
 
-def _reads_of(request: PreemptionRequest, node: QuotaNode, candidates: dict[str, tuple[list, int]],
-              snapshot: Snapshot) -> SearchReads:
+def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple[str, ...],
+              candidates: dict[str, tuple[list, int]], snapshot: Snapshot) -> SearchReads:
+    """What a search with these candidates reads (`paths`: the nodes from the root to the
+    preemptor's queue and to each of the `holders`, the queues with candidates)."""
     frs = set(request.frs)
     frs.update(request.usage)
-    nodes = snapshot.nodes
-    path_nodes: dict[int, QuotaNode] = {}
-    holders = [name for name, (_, end) in candidates.items() if end]
-    for start in [node] + [nodes[name] for name in holders]:
-        current: QuotaNode | None = start
-        while current is not None and id(current) not in path_nodes:
-            path_nodes[id(current)] = current
-            current = current.parent
     if len(request.frs) == 1:  # the candidates are all the queue's workloads on that pair
         contested = next(iter(request.frs))
         for name in holders:
@@ -549,7 +543,18 @@ def _reads_of(request: PreemptionRequest, node: QuotaNode, candidates: dict[str,
         for pairs, end in candidates.values():
             for index in range(end):
                 frs.update(pairs[index][1].usage)
-    return SearchReads(frs, [[n, n.version, share_of(n).excess] for n in path_nodes.values()])
+    return SearchReads(frs, [[n, n.version, (n.share.get(n.version) or share_of(n)).excess] for n in paths])
+
+
+def _paths_of(node: QuotaNode, holders: list[QuotaNode]) -> list[QuotaNode]:
+    """The nodes from the root to `node` and to each of `holders`, each once."""
+    path_nodes: dict[int, QuotaNode] = {}
+    for start in [node] + holders:
+        current: QuotaNode | None = start
+        while current is not None and id(current) not in path_nodes:
+            path_nodes[id(current)] = current
+            current = current.parent
+    return list(path_nodes.values())
 
 
 class FairSharingPreemption:
@@ -565,7 +570,7 @@ class FairSharingPreemption:
         self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
-        self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
+        self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> _paths_of
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
 
@@ -584,15 +589,19 @@ class FairSharingPreemption:
         snap = self.snapshot
         node = snap.nodes[request.cq]
         candidates = self._candidates(request, node)
-        if not any(end for _, end in candidates.values()):
+        holders = tuple([name for name, (_, end) in candidates.items() if end])
+        if not holders:
             self.reads = SearchReads(request.frs | request.usage.keys(), [])
             return []
-        self.reads = _reads_of(request, node, candidates, snap)
-        root = node.root()
-        tree = self._trees.get(id(root))
-        if tree is None:
-            tree = self._trees[id(root)] = list(root.subtree_nodes())
-        with versions_kept(tree):  # the search undoes each of its edits
+        # The search edits the usage of these nodes only: the preemptor's, and a candidate's
+        # on its way up. The list depends on the tree's shape alone, so it is kept.
+        paths = self._paths.get((request.cq, holders))
+        if paths is None:
+            if len(self._paths) >= 4096:
+                self._paths.clear()
+            paths = self._paths[(request.cq, holders)] = _paths_of(node, [snap.nodes[name] for name in holders])
+        self.reads = _reads_of(request, paths, holders, candidates, snap)
+        with versions_kept(paths):  # the search undoes each of its edits
             return self._search(request, node, candidates)
 
     def _search(self, request: PreemptionRequest, node: QuotaNode,
