@@ -224,7 +224,7 @@ class FairTournament:
         return cached
 
     def _key(self, head: H, cohort: QuotaNode) -> tuple:
-        return _head_keys(self.nodes[head.cq], head, self._memo)[cohort.name]
+        return _head_keys(self.nodes[head.cq], head, self._memo, cohort.name)[cohort.name]
 
     def _replace(self, cq: QuotaNode) -> None:
         """After `cq`'s head was picked: at each cohort up from `cq` whose ranking is still
@@ -255,30 +255,35 @@ def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode]
     return min(candidates, key=lambda head: _head_keys(nodes[head.cq], head, memo)[cohort.name])
 
 
-def _head_keys(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, tuple]:
+def _head_keys(cq: QuotaNode, entry: Head, memo: dict, upto: str | None = None) -> dict[str, tuple]:
     """The head's sort key in the tournament of each cohort on its path (from the shares of
-    `cq` and of each cohort with the head's usage added), keyed by that cohort. The share at
+    `cq` and of each cohort with the head's usage added), keyed by that cohort; given `upto`
+    (a cohort's name), only the keys up to that cohort's are sure to be current. The share at
     one level depends only on the usage of the nodes from `cq` up to that level, so each key
     is kept until one of their versions moves: a change in a cohort recomputes the keys from
-    that cohort up only."""
+    that cohort up only, and only as far up as asked (a cohort ranking its own queues reads
+    their keys at its level; the level above reads its winner's only)."""
     cached = memo.get(cq.name)
     if cached is None or cached[0] is not entry:
         ancestors = list(cq.ancestors())
         path = [cq] + ancestors[:-1]  # the root's own share is never read
         cached = memo[cq.name] = (entry, [-1] * len(path), path, [a.name for a in ancestors], {})
     _, versions, path, parents, found = cached
+    last = len(path) if upto is None else parents.index(upto) + 1
     first = 0
-    while first < len(path) and versions[first] == path[first].version:
+    while first < last and versions[first] == path[first].version:
         first += 1
-    if first < len(path):
+    if first < last:
         extras = _spill(cq, entry.usage)
         info = entry.info
         rest = (-info.priority, info.workload.created, info.uid, info.key)
-        for level in range(first, len(path)):
+        for level in range(first, last):
             node = path[level]
             share = share_of(node, extras[level] if level < len(extras) else None)
             found[parents[level]] = (share.borrowing_on(entry.usage), share.rank, *rest)
             versions[level] = node.version
+        for level in range(last, len(path)):
+            versions[level] = -1  # (read from the levels below, computed again when asked)
     return found
 
 

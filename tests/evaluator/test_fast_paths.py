@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, holding, pop_fair
+from compiler.evaluator.fairshare import FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
@@ -92,11 +92,13 @@ class _Head:
     usage: dict = field(default_factory=dict)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(24))
 def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
     """Between picks, usage is admitted below some cohorts (through lendingLimits that keep
     part of it from the parent), or nothing changes (a head that did not fit): the incremental
-    tournament picks what a full re-run picks."""
+    tournament picks what a full re-run picks. Seeds from 12 on move small amounts, that a
+    queue's lendingLimit often keeps from its parent entirely (the parent's version stays,
+    while what a head there would pass up to it changes)."""
     rnd = random.Random(seed)
     still = seed % 3  # 0: usage changes after every pick; 1, 2: after some picks only
     engine = Engine(load_manifests(_world(True, seed=seed, workloads=0, queues=24)))
@@ -113,8 +115,30 @@ def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
             continue  # not admitted: no usage changes
         engine.nodes[expected.cq].add_all(expected.usage)  # admitted: its usage changes the shares
         # and usage moves elsewhere, as an eviction or a reservation would
-        engine.nodes[rnd.choice(sorted(engine.nodes))].add_all({(rnd.choice(FLAVORS), "cpu"): 1000 * rnd.randint(2, 9)})
+        amount = rnd.choice([200, 500]) if seed >= 12 else 1000 * rnd.randint(2, 9)
+        engine.nodes[rnd.choice(sorted(engine.nodes))].add_all({(rnd.choice(FLAVORS), "cpu"): amount})
     assert not tournament
+
+
+def test_head_keys_asked_level_by_level_are_the_keys_computed_afresh() -> None:
+    """The tournament asks a head's key at its queue's cohort, then (for a cohort's winner)
+    at the level above; a usage change that a lendingLimit keeps inside the queue leaves the
+    cohort's version as it was, yet changes what the head would pass up to it: the key above
+    must be computed again, not read from before."""
+    engine = Engine(load_manifests(_world(True, seed=0, workloads=0, queues=8)))
+    cq = engine.nodes["cq1"]  # (cpu lendingLimit 1: the rest of its quota stays with it)
+    parent, root = cq.parent, cq.parent.parent
+    assert root is not None and cq.local
+    info = WorkloadInfo(load_manifests(_world(True, seed=0, workloads=1, queues=8)).workloads[0])
+    head = _Head("cq1", info, {("f0", "cpu"): 40000})  # more than the tree has: every level borrows
+    memo: dict = {}
+    _head_keys(cq, head, memo, parent.name)
+    _head_keys(cq, head, memo, root.name)
+    version = parent.version
+    cq.add_all({("f0", "cpu"): 500})
+    assert parent.version == version  # kept below the parent
+    _head_keys(cq, head, memo, parent.name)
+    assert _head_keys(cq, head, memo, root.name) == _head_keys(cq, head, {})
 
 
 @pytest.mark.parametrize("seed", range(4))
