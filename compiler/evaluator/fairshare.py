@@ -259,7 +259,7 @@ class FairTournament:
         return cached
 
     def _key(self, head: H, cohort: QuotaNode) -> tuple:
-        return _head_keys(self.nodes[head.cq], head, self._memo)[cohort.name]
+        return _head_keys(self.nodes[head.cq], head, self._memo, cohort.name)[cohort.name]
 
     def _replace(self, cq: QuotaNode) -> None:
         """After `cq`'s head was picked: at each cohort up from `cq` whose ranking is still
@@ -290,13 +290,16 @@ def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode]
     return min(candidates, key=lambda head: _head_keys(nodes[head.cq], head, memo)[cohort.name])
 
 
-def _head_keys(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, tuple]:
+def _head_keys(cq: QuotaNode, entry: Head, memo: dict, upto: str | None = None) -> dict[str, tuple]:
     """The head's sort key in the tournament of each cohort on its path (from the shares of
-    `cq` and of each cohort with the head's usage added), keyed by that cohort. The share at
+    `cq` and of each cohort with the head's usage added), keyed by that cohort; given `upto`
+    (a cohort's name), only the keys up to that cohort's are sure to be current. The share at
     one level depends only on the usage of the nodes from `cq` up to that level, so each key
     is kept until one of their versions moves: a change in a cohort recomputes the keys from
-    that cohort up only. The keys are a function of the workload, its usage and those
-    versions, so they stay valid for the same workload nominated again with the same usage."""
+    that cohort up only, and only as far up as asked (a cohort ranking its own queues reads
+    their keys at its level; the level above reads its winner's only). The keys are a function
+    of the workload, its usage and those versions, so they stay valid for the same workload
+    nominated again with the same usage."""
     cached = memo.get(cq.name)
     info = entry.info
     if cached is None or cached[0] is not info or cached[5] != entry.usage:
@@ -305,17 +308,20 @@ def _head_keys(cq: QuotaNode, entry: Head, memo: dict) -> dict[str, tuple]:
         cached = memo[cq.name] = (info, [-1] * len(path), path, [a.name for a in ancestors], {},
                                   dict(entry.usage))
     _, versions, path, parents, found, _ = cached
+    last = len(path) if upto is None else parents.index(upto) + 1
     first = 0
-    while first < len(path) and versions[first] == path[first].version:
+    while first < last and versions[first] == path[first].version:
         first += 1
-    if first < len(path):
+    if first < last:
         extras = _spill(cq, entry.usage)
         rest = (-info.priority, info.workload.created, info.uid, info.key)
-        for level in range(first, len(path)):
+        for level in range(first, last):
             node = path[level]
             share = share_of(node, extras[level] if level < len(extras) else None)
             found[parents[level]] = (share.borrowing_on(entry.usage), share.rank, *rest)
             versions[level] = node.version
+        for level in range(last, len(path)):
+            versions[level] = -1  # (read from the levels below, computed again when asked)
     return found
 
 
@@ -381,6 +387,15 @@ class _Ordering:
         info = self.head(name)
         self.cursors[name] += 1
         return info
+
+    def pop_rest(self, name: str) -> list[WorkloadInfo]:
+        """Every workload of `name` not popped yet, popped, in order."""
+        pairs, end = self.targets[name]
+        start = self.cursors[name]
+        if start >= end:
+            return []
+        self.cursors[name] = end
+        return [pair[1] for pair in pairs[start:end]]
 
     def __iter__(self):
         node = self.preemptor_node
@@ -557,18 +572,12 @@ class SearchReads:
         return True
 
 
-def _reads_of(request: PreemptionRequest, node: QuotaNode, candidates: dict[str, tuple[list, int]],
-              snapshot: Snapshot) -> SearchReads:
+def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple[str, ...],
+              candidates: dict[str, tuple[list, int]], snapshot: Snapshot) -> SearchReads:
+    """What a search with these candidates reads (`paths`: the nodes from the root to the
+    preemptor's queue and to each of the `holders`, the queues with candidates)."""
     frs = set(request.frs)
     frs.update(request.usage)
-    nodes = snapshot.nodes
-    path_nodes: dict[int, QuotaNode] = {}
-    holders = [name for name, (_, end) in candidates.items() if end]
-    for start in [node] + [nodes[name] for name in holders]:
-        current: QuotaNode | None = start
-        while current is not None and id(current) not in path_nodes:
-            path_nodes[id(current)] = current
-            current = current.parent
     if len(request.frs) == 1:  # the candidates are all the queue's workloads on that pair
         contested = next(iter(request.frs))
         for name in holders:
@@ -577,7 +586,18 @@ def _reads_of(request: PreemptionRequest, node: QuotaNode, candidates: dict[str,
         for pairs, end in candidates.values():
             for index in range(end):
                 frs.update(pairs[index][1].usage)
-    return SearchReads(frs, [[n, n.version, share_of(n).excess] for n in path_nodes.values()])
+    return SearchReads(frs, [[n, n.version, (n.share.get(n.version) or share_of(n)).excess] for n in paths])
+
+
+def _paths_of(node: QuotaNode, holders: list[QuotaNode]) -> list[QuotaNode]:
+    """The nodes from the root to `node` and to each of `holders`, each once."""
+    path_nodes: dict[int, QuotaNode] = {}
+    for start in [node] + holders:
+        current: QuotaNode | None = start
+        while current is not None and id(current) not in path_nodes:
+            path_nodes[id(current)] = current
+            current = current.parent
+    return list(path_nodes.values())
 
 
 class FairSharingPreemption:
@@ -593,7 +613,7 @@ class FairSharingPreemption:
         self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
         self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
-        self._trees: dict[int, list[QuotaNode]] = {}  # id(root) -> the nodes of its tree
+        self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> _paths_of
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
 
@@ -612,15 +632,19 @@ class FairSharingPreemption:
         snap = self.snapshot
         node = snap.nodes[request.cq]
         candidates = self._candidates(request, node)
-        if not any(end for _, end in candidates.values()):
+        holders = tuple([name for name, (_, end) in candidates.items() if end])
+        if not holders:
             self.reads = SearchReads(request.frs | request.usage.keys(), [])
             return []
-        self.reads = _reads_of(request, node, candidates, snap)
-        root = node.root()
-        tree = self._trees.get(id(root))
-        if tree is None:
-            tree = self._trees[id(root)] = list(root.subtree_nodes())
-        with versions_kept(tree):  # the search undoes each of its edits
+        # The search edits the usage of these nodes only: the preemptor's, and a candidate's
+        # on its way up. The list depends on the tree's shape alone, so it is kept.
+        paths = self._paths.get((request.cq, holders))
+        if paths is None:
+            if len(self._paths) >= 4096:
+                self._paths.clear()
+            paths = self._paths[(request.cq, holders)] = _paths_of(node, [snap.nodes[name] for name in holders])
+        self.reads = _reads_of(request, paths, holders, candidates, snap)
+        with versions_kept(paths):  # the search undoes each of its edits
             return self._search(request, node, candidates)
 
     def _search(self, request: PreemptionRequest, node: QuotaNode,
@@ -632,7 +656,8 @@ class FairSharingPreemption:
         almosts = self._almosts.setdefault(request.cq, {})
         ordering = _Ordering(node, candidates, order_key, self._holding(candidates), almosts)
         done, retry = self._first_pass(request, node, ordering, targets)
-        if not done and len(self.strategies) > 1 and retry:
+        if not done and len(self.strategies) > 1 and retry and (
+                not self.incremental or _second_chance(node, ordering, retry, snap.nodes)):
             retry_by_queue = _by_queue(retry)
             ordering = _Ordering(node, retry_by_queue, order_key, self._holding(retry_by_queue), almosts)
             done = self._second_pass(request, node, ordering, targets)
@@ -735,9 +760,13 @@ class FairSharingPreemption:
                     return True, retry
                 continue
             preemptor_new, target_old = ordering.shares(target_node)
-            if preemptor_new.precise() == INF and target_old.precise() != INF:
-                while ordering.has_workload(target_node.name):
-                    retry.append(ordering.pop(target_node.name))
+            if (preemptor_new.precise() == INF and target_old.precise() != INF) or (
+                    self.incremental and target_old.weight >= 0 and compare(preemptor_new, target_old) > 0):
+                # An eviction only lowers the target's share (its weight not negative), so when
+                # the preemptor's share is already above the target's, neither strategy passes
+                # for any of its workloads (most visits): they all go to the second chance
+                # without a share computed (the plain path computes each).
+                retry.extend(ordering.pop_rest(target_node.name))
                 continue
             while ordering.has_workload(target_node.name):
                 info = ordering.pop(target_node.name)
@@ -762,6 +791,29 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+def _second_chance(node: QuotaNode, ordering: _Ordering, retry: list[WorkloadInfo],
+                   nodes: Mapping[str, QuotaNode]) -> bool:
+    """Whether the second pass may evict anything: False when, on the tree as the first pass
+    left it, the preemptor's share is not below the share of any queue in `retry`. The second
+    pass changes the tree only by an eviction, and evicts only from a queue passing that very
+    test, so it would then visit every queue on this tree, evict nothing and fail; most
+    searches that fail end this way, and skip its walk."""
+    if node.parent is None:
+        return True
+    seen = set()
+    for info in retry:
+        name = info.cluster_queue
+        if name in seen:
+            continue
+        seen.add(name)
+        target = nodes[name]
+        if target is not node:
+            preemptor_new, target_old = ordering.shares(target)
+            if _strategy_passes("LessThanInitialShare", preemptor_new, target_old, target_old):
+                return True
+    return False
 
 
 def _by_queue(infos: list[WorkloadInfo]) -> dict[str, tuple[list, int]]:

@@ -1021,7 +1021,8 @@ class Engine:
         leaves the same set of workloads holding it for the `repeats`-th time. Kueue's own preemption can go round in a
         circle (a fair-sharing preemptor is preempted back by its victim's cohort): a live
         cluster churns on in real time, a simulation has to move on to its next event. Evaluate
-        leaves it unset and runs to its cycle cap, as the oracle does."""
+        leaves it unset and runs to its cycle cap, as the oracle does, unless the run comes
+        back to a state it was in (see circles.py)."""
         if cycles is not None:
             for _ in range(cycles):
                 self.run_cycle()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, _almost, _Ordering, _share, holding, pop_fair
+from compiler.evaluator.fairshare import FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
@@ -20,9 +20,11 @@ from compiler.evaluator.scheduler import Engine
 FLAVORS = ("f0", "f1")
 
 
-def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8) -> list[dict]:
+def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8, even: bool = False) -> list[dict]:
     """Two cohort trees (a root with two sub-cohorts, and a flat one), queues with lending and
-    borrowing limits and fair weights, preempting in and across queues; more work than fits."""
+    borrowing limits and fair weights, preempting in and across queues; more work than fits.
+    `even`: every queue has the same quotas, and some sit right under the root next to its
+    sub-cohorts, so that shares are often equal (the walks' ties)."""
     rnd = random.Random(seed)
     docs: list[dict] = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f}}
                         for f in FLAVORS]
@@ -35,13 +37,15 @@ def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int 
     for i in range(queues):
         quotas = []
         for f in FLAVORS:
-            cpu = {"name": "cpu", "nominalQuota": str(rnd.randint(2, 8))}
+            cpu = {"name": "cpu", "nominalQuota": "4" if even else str(rnd.randint(2, 8))}
             if i % 3 == 1:
                 cpu["lendingLimit"] = "1"
             if i % 4 == 2:
                 cpu["borrowingLimit"] = "3"
-            quotas.append({"name": f, "resources": [cpu, {"name": "gpu", "nominalQuota": str(rnd.randint(0, 2))}]})
-        spec = {"cohortName": ("a", "b", "flat")[i % 3], "namespaceSelector": {},
+            gpus = "1" if even else str(rnd.randint(0, 2))
+            quotas.append({"name": f, "resources": [cpu, {"name": "gpu", "nominalQuota": gpus}]})
+        cohort = "root" if even and i % 4 == 3 else ("a", "b", "flat")[i % 3]
+        spec = {"cohortName": cohort, "namespaceSelector": {},
                 "preemption": {"withinClusterQueue": "LowerPriority",
                                "reclaimWithinCohort": ("Any", "LowerPriority", "Never")[i % 3]},
                 "resourceGroups": [{"coveredResources": ["cpu", "gpu"], "flavors": quotas}]}
@@ -64,10 +68,10 @@ def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int 
     return docs
 
 
-def _run(docs: list[dict], reuse: bool) -> Engine:
+def _run(docs: list[dict], reuse: bool, cycles: int | None = None) -> Engine:
     engine = Engine(load_manifests(docs), reuse=reuse)
     engine.journal = []
-    engine.run(None)
+    engine.run(cycles)
     return engine
 
 
@@ -88,11 +92,13 @@ class _Head:
     usage: dict = field(default_factory=dict)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(24))
 def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
     """Between picks, usage is admitted below some cohorts (through lendingLimits that keep
     part of it from the parent), or nothing changes (a head that did not fit): the incremental
-    tournament picks what a full re-run picks."""
+    tournament picks what a full re-run picks. Seeds from 12 on move small amounts, that a
+    queue's lendingLimit often keeps from its parent entirely (the parent's version stays,
+    while what a head there would pass up to it changes)."""
     rnd = random.Random(seed)
     still = seed % 3  # 0: usage changes after every pick; 1, 2: after some picks only
     engine = Engine(load_manifests(_world(True, seed=seed, workloads=0, queues=24)))
@@ -109,8 +115,30 @@ def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
             continue  # not admitted: no usage changes
         engine.nodes[expected.cq].add_all(expected.usage)  # admitted: its usage changes the shares
         # and usage moves elsewhere, as an eviction or a reservation would
-        engine.nodes[rnd.choice(sorted(engine.nodes))].add_all({(rnd.choice(FLAVORS), "cpu"): 1000 * rnd.randint(2, 9)})
+        amount = rnd.choice([200, 500]) if seed >= 12 else 1000 * rnd.randint(2, 9)
+        engine.nodes[rnd.choice(sorted(engine.nodes))].add_all({(rnd.choice(FLAVORS), "cpu"): amount})
     assert not tournament
+
+
+def test_head_keys_asked_level_by_level_are_the_keys_computed_afresh() -> None:
+    """The tournament asks a head's key at its queue's cohort, then (for a cohort's winner)
+    at the level above; a usage change that a lendingLimit keeps inside the queue leaves the
+    cohort's version as it was, yet changes what the head would pass up to it: the key above
+    must be computed again, not read from before."""
+    engine = Engine(load_manifests(_world(True, seed=0, workloads=0, queues=8)))
+    cq = engine.nodes["cq1"]  # (cpu lendingLimit 1: the rest of its quota stays with it)
+    parent, root = cq.parent, cq.parent.parent
+    assert root is not None and cq.local
+    info = WorkloadInfo(load_manifests(_world(True, seed=0, workloads=1, queues=8)).workloads[0])
+    head = _Head("cq1", info, {("f0", "cpu"): 40000})  # more than the tree has: every level borrows
+    memo: dict = {}
+    _head_keys(cq, head, memo, parent.name)
+    _head_keys(cq, head, memo, root.name)
+    version = parent.version
+    cq.add_all({("f0", "cpu"): 500})
+    assert parent.version == version  # kept below the parent
+    _head_keys(cq, head, memo, parent.name)
+    assert _head_keys(cq, head, memo, root.name) == _head_keys(cq, head, {})
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -193,7 +221,9 @@ def test_a_request_over_its_own_borrowing_limit_is_not_searched_again_after_a_co
 
 def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, str]]:
     """The targets an ordering yields, taking one workload at each (and evicting it, as a
-    search does, on a coin toss); the tree is as before on return."""
+    search does, on a coin toss), and at times the queue's other workloads too (as a search
+    sends them to the second chance) or pruning the queue (as the second pass does); the tree
+    is as before on return."""
     seen, evicted = [], []
     for target in ordering:
         info = ordering.pop(target.name)
@@ -201,22 +231,28 @@ def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, 
         if rnd.random() < 0.5:
             snapshot.remove(info)
             evicted.append(info)
+        choice = rnd.random()
+        if choice < 0.25:
+            seen.extend((target.name, rest.key) for rest in ordering.pop_rest(target.name))
+        elif choice < 0.5:
+            ordering.pruned_cqs.add(target.name)
     for info in evicted:
         snapshot.add(info)
     return seen
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
     """The preemption walk given the tree's nodes compares only the children holding target
     queues with candidates; it must yield the same targets in the same order as the walk
-    comparing every child, whichever queues have candidates and whatever is evicted."""
-    engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12)))
+    comparing every child, whichever queues have candidates and whatever is evicted (it keeps
+    each cohort's children in order between evictions)."""
+    engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12, even=seed % 2 == 1)))
     engine.run(4)
     snapshot = engine.preemptor.snapshot
     rnd = random.Random(seed)
     walked = 0
-    for name in sorted(engine.nodes):
+    for name in sorted(engine.nodes) * 4:
         node = engine.nodes[name]
         if node.parent is None:
             continue
@@ -233,3 +269,39 @@ def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yield
         assert filtered == whole
         walked += bool(whole)
     assert walked > 5
+
+
+@pytest.mark.parametrize("fair_sharing", [False, True])
+def test_a_run_makes_no_reference_cycles(fair_sharing: bool) -> None:
+    """Long runs let the cyclic garbage collector run rarely (compiler/longrun.py): its passes
+    only cost time, which is safe while a run leaves no cyclic garbage behind. Checked here on
+    a churning world (a run with preemptions, fill-back and requeues)."""
+    import gc
+    engine = Engine(load_manifests(_world(fair_sharing, workloads=240)))
+    engine.journal = []
+    gc.collect()
+    assert gc.isenabled()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        engine.run(None)
+        found = gc.collect()
+        kinds = sorted({type(obj).__name__ for obj in gc.garbage})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert any(kind == "preempted" for kind, _, _ in engine.journal)
+    assert found == 0 and not kinds, kinds  # (gc.garbage also keeps what a collection inside the run found)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fair_searches_cut_short_decide_what_the_whole_searches_decide(seed: int) -> None:
+    """The fair-sharing search sends a target queue's workloads to the second chance without
+    judging each when the preemptor's share is already above the queue's, and skips the second
+    pass when no queue in it passes; the plain engine runs every search whole. Both must
+    decide alike on churning worlds where most searches are cut short."""
+    docs = _world(True, seed=seed, workloads=320, queues=12, even=seed % 2 == 1)
+    fast, plain = _run(docs, True, 60), _run(docs, False, 60)
+    assert any(kind == "preempted" for kind, _, _ in fast.journal)
+    assert [(kind, info.key, by) for kind, info, by in fast.journal] == \
+        [(kind, info.key, by) for kind, info, by in plain.journal]
+    assert json.dumps(EvaluationResult(fast).to_json()) == json.dumps(EvaluationResult(plain).to_json())
