@@ -39,8 +39,8 @@ class CircleFinder:
 
     Brent's cycle finding, with one stored state: the state of a base cycle is kept and every
     later state is compared with it; the base moves to the current cycle after 1, 2, 4, 8, ...
-    cycles, so once the run is in a circle of period P a base inside it is compared with its
-    own return within about 2P cycles of the circle's start. A state as large as the cluster is
+    cycles, so a circle of period P entered at cycle M is found by about cycle 2 x max(M, P) + P
+    (a base inside the circle, kept at least P cycles). A state as large as the cluster is
     fingerprinted only at those base cycles and at cycles whose quota holders are the base's
     (a cheap necessary condition for the same state): a few per circle, not one per cycle."""
 
