@@ -274,10 +274,7 @@ class Engine:
         self._admitted_now: list[WorkloadInfo] = []
         self.converged = True
         # Evaluate: a run that comes back to a state it was in is in a circle of preemptions
-        # (first cycle of the circle, period), found by circles.CircleFinder; `find_circles`
-        # False runs such a circle to the cycle cap instead (the reference for tests).
-        self.find_circles = True
-        self._in_moment = False  # inside run_moment (simulate)
+        # (first cycle of the circle, period), found by circles.CircleFinder (see `run`).
         self.circle: tuple[int, int] | None = None
         # XOR of hash((workload, ClusterQueue)) over the workloads admitted or evicted in this
         # process: equal values mean the same holders (within one run; see `run(repeats=)`).
@@ -301,8 +298,8 @@ class Engine:
         self.reused_from_class = 0
         self.reused_fits = 0
         # Fair sharing: each queue's head keys in the tournaments of its cohorts, kept from one
-        # cycle to the next (see fairshare._head_keys).
-        self._head_keys: dict[str, tuple] = {}
+        # cycle to the next (fairshare._head_keys's memo).
+        self._tournament_keys: dict[str, tuple] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, reuse)
@@ -701,7 +698,7 @@ class Engine:
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
         this is a generator that is advanced between `_process` calls."""
         if self.fair_sharing and self.reuse:
-            tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._head_keys)
+            tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._tournament_keys)
             while tournament:
                 yield tournament.pop()
             return
@@ -1013,7 +1010,8 @@ class Engine:
         return True
 
     def run(self, cycles: int | None = None, limit: int | None = None,
-            after_cycle: Callable[["Engine"], None] | None = None, repeats: int | None = None) -> None:
+            after_cycle: Callable[["Engine"], None] | None = None, repeats: int | None = None,
+            circles: bool = True) -> None:
         """N cycles, or until a cycle changes nothing. `after_cycle` sees the engine after each
         cycle (a command's progress line), and changes nothing.
 
@@ -1021,8 +1019,9 @@ class Engine:
         leaves the same set of workloads holding it for the `repeats`-th time. Kueue's own preemption can go round in a
         circle (a fair-sharing preemptor is preempted back by its victim's cohort): a live
         cluster churns on in real time, a simulation has to move on to its next event. Evaluate
-        leaves it unset and runs to its cycle cap, as the oracle does, unless the run comes
-        back to a state it was in (see circles.py)."""
+        leaves it unset and runs to its cycle cap, as the oracle does; with `circles` a run that
+        comes back to a state it was in gets the cap's state from the circle's period instead
+        (circles.py; False runs every cycle, the reference for tests)."""
         if cycles is not None:
             for _ in range(cycles):
                 self.run_cycle()
@@ -1034,9 +1033,7 @@ class Engine:
         limit = limit if limit is not None else 8 * len(self.infos) + 100
         seen: dict[int, int] = {}
         holders = self.holders_print
-        # (A simulation's moment has state of its own, the quiet queues' walk, that a circle's
-        # fingerprint does not hold: only a run from `evaluate` looks for circles.)
-        circles = CircleFinder(self) if repeats is None and self.find_circles and not self._in_moment else None
+        finder = CircleFinder(self) if circles and repeats is None else None
         start = self.cycle
         for done in range(1, limit + 1):
             changed = self.run_cycle()
@@ -1051,8 +1048,8 @@ class Engine:
                 seen[holders] = times = seen.get(holders, 0) + 1
                 if times >= repeats:
                     break
-            if circles is not None:
-                period = circles.period()
+            if finder is not None:
+                period = finder.period()
                 if period:
                     # The state repeats with this period up to the cap: the cap's state is the
                     # one (cycles left) mod period cycles on.
@@ -1124,11 +1121,11 @@ class Engine:
         whose moment is provably the one it had last time is not walked again (see
         `_quiet_queues`); the engine ends in the state the walk would have left."""
         self.rescan(quiet=self.reuse and not self.fair_sharing)
-        self._in_moment = True
         try:
-            self.run(repeats=repeats)
+            # (A moment has state of its own, the quiet queues' walk, that a circle's
+            # fingerprint does not hold: simulate stops circles by `repeats` instead.)
+            self.run(repeats=repeats, circles=False)
         finally:
-            self._in_moment = False
             self._end_quiet()
 
     def _settle_admission_order(self) -> None:

@@ -14,10 +14,9 @@ from compiler.evaluator.scheduler import Engine
 from differential.worlds import dump, world
 
 
-def _answer(objects: list[dict], find_circles: bool) -> tuple[Engine, tuple]:
+def _answer(objects: list[dict], circles: bool) -> tuple[Engine, tuple]:
     engine = Engine(load_manifests(objects))
-    engine.find_circles = find_circles
-    engine.run(None)
+    engine.run(None, circles=circles)
     result = EvaluationResult(engine)
     explained = tuple(result.explain(key) for key in sorted(engine.infos))
     return engine, (json.dumps(result.to_json(), sort_keys=True), result.cycles, result.converged, explained)
@@ -28,8 +27,7 @@ def _circling_worlds(seeds, per_seed: int):
         for index in range(per_seed):
             objects = world(seed, index)
             engine = Engine(load_manifests(objects))
-            engine.find_circles = False
-            engine.run(None)
+            engine.run(None, circles=False)
             if not engine.converged:
                 yield seed, index, objects
 
@@ -54,7 +52,6 @@ def test_the_fingerprint_changes_with_what_a_later_cycle_reads():
     order in which two holders reserved quota, are different states."""
     seed, index, objects = next(_circling_worlds([0], 150))
     engine = Engine(load_manifests(objects))
-    engine.find_circles = False
     engine.run(3)
     before = fingerprint(engine)
     pending = next(info for info in engine.infos.values() if not info.holds_quota)
