@@ -37,38 +37,53 @@ class CircleFinder:
     """Watches a run cycle by cycle; `period()` after a cycle answers the length of the circle
     the run is in (0: none found yet).
 
-    Brent's cycle finding, with one stored state: the state of a base cycle is kept and every
-    later state is compared with it; the base moves to the current cycle after 1, 2, 4, 8, ...
-    cycles, so a circle of period P entered at cycle M is found by about cycle 2 x max(M, P) + P
-    (a base inside the circle, kept at least P cycles). A state as large as the cluster is
-    fingerprinted only at those base cycles and at cycles whose quota holders are the base's
-    (a cheap necessary condition for the same state): a few per circle, not one per cycle."""
+    The state of base cycles is kept, and every later state is compared with the bases whose
+    quota holders it has (a cheap necessary condition for the same state). Bases are spaced
+    geometrically (each `SPACING` times as far from the start as the one before), so a circle
+    of period P entered at cycle M is found by about cycle SPACING x M + P: the first base in
+    the circle comes back P cycles after it. (Brent's one moving base finds it only by about
+    2 x max(M, P) + P, and every cycle run past the circle is a cycle of the whole cluster.)
+    The run then goes on to the first cycle with the cap's phase in the circle, so finding the
+    circle early saves up to a period of cycles as well.
+
+    Stored states share what did not change between bases: a workload's or queue's part equal
+    to the one last fingerprinted is that same object (see `fingerprint`), so dozens of bases
+    of a large cluster cost little more memory than one, and compare at the speed of pointers
+    where they agree."""
+
+    SPACING = 1.15
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._base: tuple[int, tuple, int] | None = None  # (holders print, state, cycle)
-        self._power = 1
-        self._distance = 0
+        self._bases: dict[int, list[tuple[int, tuple]]] = {}  # holders print -> (cycle, state)
+        self._memo: dict = {}
+        self._seen = 0
+        self._next_base = 1
 
     def period(self) -> int:
         engine = self.engine
         holders = engine.holders_print
-        base = self._base
         state = None
-        if base is not None and holders == base[0]:
-            state = fingerprint(engine)
-            if state == base[1]:
-                return engine.cycle - base[2]
-        self._distance += 1
-        if base is None or self._distance >= self._power:
-            self._base = (holders, state if state is not None else fingerprint(engine), engine.cycle)
-            self._power *= 2
-            self._distance = 0
+        for cycle, base in self._bases.get(holders, ()):
+            if state is None:
+                state = fingerprint(engine, self._memo)
+            # Two bases never hold one state (the later would have matched the earlier), so
+            # at most one matches, at the first return of its state: one period on.
+            if state == base:
+                return engine.cycle - cycle
+        self._seen += 1
+        if self._seen >= self._next_base:
+            if state is None:
+                state = fingerprint(engine, self._memo)
+            self._bases.setdefault(holders, []).append((engine.cycle, state))
+            self._next_base = max(self._seen + 1, int(self._seen * self.SPACING))
         return 0
 
 
-def fingerprint(engine: Engine) -> tuple:
+def fingerprint(engine: Engine, memo: dict | None = None) -> tuple:
     """The engine's scheduling state as one comparable value (see the module docstring).
+    With `memo` (kept by the caller across calls), a workload's or queue's part equal to its
+    part in the last call is that call's object: equal states then share their parts.
 
     Dicts are read in their own order and sets as frozensets: equal values always mean equal
     states; the same state reached by another insertion order may read as another value,
@@ -86,15 +101,26 @@ def fingerprint(engine: Engine) -> tuple:
                       tuple(info.counts.items()))
         else:
             placed = None
-        workloads.append((key, info.cluster_queue, held, info.status, info.reason_code, info.reason,
-                          info.preempted_by, info.borrowing, tuple(last_tried.items()) if last_tried else None,
-                          info.sticky, tuple(info.pending_victims), placed))
+        part = (key, info.cluster_queue, held, info.status, info.reason_code, info.reason,
+                info.preempted_by, info.borrowing, tuple(last_tried.items()) if last_tried else None,
+                info.sticky, tuple(info.pending_victims), placed)
+        workloads.append(_shared(memo, key, part) if memo is not None else part)
     # Reservation order among holders, ties kept: each holder's rank among the distinct values.
     distinct = sorted({info.reserved_rank for info in holders})
     rank_of = {rank: index for index, rank in enumerate(distinct)}
     order = tuple(rank_of[info.reserved_rank] for info in holders)
-    queues = tuple((name, frozenset(queue.members), frozenset(queue.inadmissible),
-                    queue.sticky.key if queue.sticky is not None else None,
-                    frozenset(failed.key for failed in queue.bulk_moved.values()))
-                   for name, queue in engine.queues.items())
-    return (tuple(workloads), order, queues, frozenset(engine.waiting_queues()))
+    queues = []
+    for name, queue in engine.queues.items():
+        part = (name, frozenset(queue.members), frozenset(queue.inadmissible),
+                queue.sticky.key if queue.sticky is not None else None,
+                frozenset(failed.key for failed in queue.bulk_moved.values()))
+        queues.append(_shared(memo, ("queue", name), part) if memo is not None else part)
+    return (tuple(workloads), order, tuple(queues), frozenset(engine.waiting_queues()))
+
+
+def _shared(memo: dict, key, part: tuple) -> tuple:
+    last = memo.get(key)
+    if last == part:
+        return last
+    memo[key] = part
+    return part

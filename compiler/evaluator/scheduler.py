@@ -57,8 +57,8 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "bulk_moved", "name", "waiting",
-                 "aside", "trail")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "classes", "bulk_moved", "name",
+                 "waiting", "aside", "trail")
 
     def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None,
                  aside: set[str] | None = None) -> None:
@@ -73,6 +73,9 @@ class _Queue:
         self.strict = strict
         self.sticky: WorkloadInfo | None = None
         self.members: set[str] = set()
+        # How many workloads of each equivalence class the heap holds: a failed head's class
+        # is looked up here, not searched for in the heap (most failures have no classmate).
+        self.classes: dict[tuple, int] = {}
         # Equivalence classes found inadmissible since the last requeue of this queue, with the
         # head that was (BestEffortFIFO only): their members wait in the inadmissible set.
         self.bulk_moved: dict[tuple, WorkloadInfo] = {}
@@ -107,13 +110,14 @@ class _Queue:
         key = failed.scheduling_hash
         self.bulk_moved[key] = failed
         self.aside.add(self.name)
-        if not any(item[2].scheduling_hash == key for item in self.heap):
+        if not self.classes.get(key):
             return
         kept = []
         for item in self.heap:
             info = item[2]
             if info.scheduling_hash == key and info is not self.sticky:
                 self.members.discard(info.key)
+                self._count(key, -1)
                 _share_verdict(info, failed)
                 self.set_aside(info)
             else:
@@ -126,21 +130,35 @@ class _Queue:
         if info.key in self.members:
             return
         self.members.add(info.key)
+        self._count(info.scheduling_hash, 1)
         heapq.heappush(self.heap, (info.queue_order(), id(info), info))
         self.waiting.add(self.name)
+
+    def _count(self, key: tuple, delta: int) -> None:
+        count = self.classes.get(key, 0) + delta
+        if count:
+            self.classes[key] = count
+        else:
+            del self.classes[key]
 
     def pop(self) -> WorkloadInfo | None:
         if self.sticky is not None and self.sticky.key in self.members:
             info = self.sticky
-            self.heap = [item for item in self.heap if item[2] is not info]
-            heapq.heapify(self.heap)
+            # (usually the heap's top: the sticky head went back with its place in the order)
+            if self.heap[0][2] is info:
+                heapq.heappop(self.heap)
+            else:
+                self.heap = [item for item in self.heap if item[2] is not info]
+                heapq.heapify(self.heap)
             self.members.discard(info.key)
+            self._count(info.scheduling_hash, -1)
             return info
         self.sticky = None
         if not self.heap:
             return None
         info = heapq.heappop(self.heap)[2]
         self.members.discard(info.key)
+        self._count(info.scheduling_hash, -1)
         return info
 
     def requeue_inadmissible(self) -> None:
@@ -155,6 +173,7 @@ class _Queue:
             if key in members:
                 continue
             members.add(key)
+            self._count(info.scheduling_hash, 1)
             heap.append((info.queue_order(), id(info), info))
             pushed = True
         self.inadmissible.clear()
