@@ -39,10 +39,11 @@ class CircleFinder:
 
     The state of base cycles is kept, and every later state is compared with the bases whose
     quota holders it has (a cheap necessary condition for the same state). Bases are spaced
-    geometrically (each `SPACING` times as far from the start as the one before), so a circle
-    of period P entered at cycle M is found by about cycle SPACING x M + P: the first base in
-    the circle comes back P cycles after it. (Brent's one moving base finds it only by about
-    2 x max(M, P) + P, and every cycle run past the circle is a cycle of the whole cluster.)
+    geometrically (each `SPACING` times as far from the start as the one before, and at least
+    `MIN_GAP` cycles apart), so a circle of period P entered at cycle M is found by about cycle
+    max(SPACING x M, M + MIN_GAP) + P: the first base in the circle comes back P cycles after
+    it. (Brent's one moving base finds it only by about 2 x max(M, P) + P, and every cycle run
+    past the circle is a cycle of the whole cluster.)
     The run then goes on to the first cycle with the cap's phase in the circle, so finding the
     circle early saves up to a period of cycles as well.
 
@@ -52,19 +53,29 @@ class CircleFinder:
     where they agree."""
 
     SPACING = 1.15
+    # At least this many cycles between bases: a fingerprint costs about as much as a cycle of a
+    # large cluster, so early bases every cycle or two would add a tenth to every short run.
+    MIN_GAP = 8
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._bases: dict[int, list[tuple[int, tuple]]] = {}  # holders print -> (cycle, state)
+        # holders print -> [(cycle, scan positions, state)]
+        self._bases: dict[int, list[tuple[int, tuple, tuple]]] = {}
         self._memo: dict = {}
         self._seen = 0
-        self._next_base = 1
+        self._next_base = self.MIN_GAP
 
     def period(self) -> int:
         engine = self.engine
         holders = engine.holders_print
+        bases = self._bases.get(holders, ())
+        scans = _scan_positions(engine) if bases else None
         state = None
-        for cycle, base in self._bases.get(holders, ()):
+        for cycle, base_scans, base in bases:
+            # Where every flavor scan stands is a second cheap necessary condition: inside a
+            # circle the same holders come back at other scan positions, cycle after cycle.
+            if scans != base_scans:
+                continue
             if state is None:
                 state = fingerprint(engine, self._memo)
             # Two bases never hold one state (the later would have matched the earlier), so
@@ -75,8 +86,10 @@ class CircleFinder:
         if self._seen >= self._next_base:
             if state is None:
                 state = fingerprint(engine, self._memo)
-            self._bases.setdefault(holders, []).append((engine.cycle, state))
-            self._next_base = max(self._seen + 1, int(self._seen * self.SPACING))
+            if scans is None:
+                scans = _scan_positions(engine)
+            self._bases.setdefault(holders, []).append((engine.cycle, scans, state))
+            self._next_base = max(self._seen + self.MIN_GAP, int(self._seen * self.SPACING))
         return 0
 
 
@@ -116,6 +129,12 @@ def fingerprint(engine: Engine, memo: dict | None = None) -> tuple:
                 frozenset(failed.key for failed in queue.bulk_moved.values()))
         queues.append(_shared(memo, ("queue", name), part) if memo is not None else part)
     return (tuple(workloads), order, tuple(queues), frozenset(engine.waiting_queues()))
+
+
+def _scan_positions(engine: Engine) -> tuple:
+    """Every workload's flavor-scan position, in the engine's order of workloads (a scan
+    position is replaced when it moves, never edited in place)."""
+    return tuple([info.last_tried for info in engine.infos.values()])
 
 
 def _shared(memo: dict, key, part: tuple) -> tuple:

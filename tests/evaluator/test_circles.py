@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.circles import fingerprint
+from compiler.evaluator.circles import CircleFinder, fingerprint
 from compiler.evaluator.result import EvaluationResult
 from compiler.evaluator.scheduler import Engine
 from differential.worlds import dump, world
@@ -78,3 +78,41 @@ def test_evaluate_says_which_circle_and_answers_as_the_full_run(tmp_path):
     engine, full = _answer(objects, False)
     assert json.loads(done.stdout) == json.loads(full[0])
     assert f"({full[1]:,} cycles)" in done.stderr
+
+
+def test_a_circle_is_found_about_one_period_after_it_starts():
+    """The finder reports the circle's true period, from a base inside it, by cycle
+    max(SPACING x M, M + MIN_GAP) + P for a circle of period P entered at cycle M (M and P
+    found here by fingerprinting every cycle)."""
+    checked = 0
+    for seed, index, objects in _circling_worlds([0], 150):
+        engine = Engine(load_manifests(objects))
+        seen: dict[tuple, int] = {}
+        while True:
+            engine.run_cycle()
+            state = fingerprint(engine)
+            if state in seen:
+                entered, period = seen[state], engine.cycle - seen[state]
+                break
+            seen[state] = engine.cycle
+        found = Engine(load_manifests(objects))
+        found.run(None)
+        base, found_period = found.circle
+        assert found_period == period, (seed, index)
+        assert entered <= base, (seed, index)
+        bound = max(int(CircleFinder.SPACING * entered), entered + CircleFinder.MIN_GAP) + period
+        assert base + found_period <= bound, (seed, index, entered, period, found.circle)
+        checked += 1
+    assert checked >= 2
+
+
+def test_fingerprints_share_the_parts_that_did_not_change():
+    seed, index, objects = next(_circling_worlds([0], 150))
+    engine = Engine(load_manifests(objects))
+    engine.run(2)
+    memo: dict = {}
+    first = fingerprint(engine, memo)
+    again = fingerprint(engine, memo)
+    assert again == first == fingerprint(engine)
+    assert all(a is b for a, b in zip(first[0], again[0]))
+    assert all(a is b for a, b in zip(first[2], again[2]))
