@@ -716,6 +716,13 @@ class Engine:
     def _ordered(self, entries: list[_Entry]):
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
         this is a generator that is advanced between `_process` calls."""
+        if self.fair_sharing and sum(1 for entry in entries if not self._inert(entry)) <= 1:
+            # The order decides only what the entries that act do to each other: with one of
+            # them at most, every order processes the same. (Inert heads still count when two
+            # act: in the tournament a head that wins its cohort keeps the cohort's next heads
+            # out of the comparison above it, whether it acts or not.)
+            yield from entries
+            return
         if self.fair_sharing and self.reuse:
             tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._tournament_keys)
             while tournament:
@@ -814,6 +821,14 @@ class Engine:
                     continue
             queue.trail = None
         return changed
+
+    def _inert(self, entry: _Entry) -> bool:
+        """Whether processing `entry` neither reads nor changes the cycle's state: a head that
+        does not fit, or that found no candidates in a queue that holds no reservation for it
+        (reclaimWithinCohort: Any). It only records its own answer (see `_process`)."""
+        mode = entry.assignment.mode
+        return mode == A_NO_FIT or (mode == A_PREEMPT and not entry.targets and self.state.cluster_queues[
+            entry.cq].preemption.reclaim_within_cohort == "Any")
 
     def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
         info = entry.info

@@ -20,7 +20,8 @@ from compiler.evaluator.scheduler import Engine
 FLAVORS = ("f0", "f1")
 
 
-def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8, even: bool = False) -> list[dict]:
+def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int = 8, even: bool = False,
+           reclaim: tuple[str, ...] = ("Any", "LowerPriority", "Never")) -> list[dict]:
     """Two cohort trees (a root with two sub-cohorts, and a flat one), queues with lending and
     borrowing limits and fair weights, preempting in and across queues; more work than fits.
     `even`: every queue has the same quotas, and some sit right under the root next to its
@@ -47,7 +48,7 @@ def _world(fair_sharing: bool, seed: int = 3, workloads: int = 160, queues: int 
         cohort = "root" if even and i % 4 == 3 else ("a", "b", "flat")[i % 3]
         spec = {"cohortName": cohort, "namespaceSelector": {},
                 "preemption": {"withinClusterQueue": "LowerPriority",
-                               "reclaimWithinCohort": ("Any", "LowerPriority", "Never")[i % 3]},
+                               "reclaimWithinCohort": reclaim[i % len(reclaim)]},
                 "resourceGroups": [{"coveredResources": ["cpu", "gpu"], "flavors": quotas}]}
         if i % 2:
             spec["fairSharing"] = {"weight": str(rnd.choice([0, 1, 2]))}
@@ -305,3 +306,33 @@ def test_fair_searches_cut_short_decide_what_the_whole_searches_decide(seed: int
     assert [(kind, info.key, by) for kind, info, by in fast.journal] == \
         [(kind, info.key, by) for kind, info, by in plain.journal]
     assert json.dumps(EvaluationResult(fast).to_json()) == json.dumps(EvaluationResult(plain).to_json())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_cycle_where_one_head_at_most_acts_decides_without_the_tournament(seed: int, monkeypatch) -> None:
+    """Under fair sharing a cycle whose heads all fail but one (no fit, or no candidates in a
+    queue that reserves nothing) is processed in the heads' own order; with every head counted
+    as acting, the tournament orders every cycle. Both decide alike, and the short way is taken."""
+    from compiler.evaluator import scheduler
+
+    docs = _world(True, seed=seed, workloads=(60, 120)[seed % 2], queues=(10, 12)[seed % 2], even=seed % 3 == 1,
+                  reclaim=("Any", "Any", "Never"))
+    tournaments = []
+
+    class Counted(FairTournament):
+        def __init__(self, *args, **kwargs) -> None:
+            tournaments.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(scheduler, "FairTournament", Counted)
+    short = _run(docs, True)
+    short_tournaments = len(tournaments)
+    monkeypatch.setattr(Engine, "_inert", lambda self, entry: False)
+    tournaments.clear()
+    full = _run(docs, True)
+    assert short_tournaments < len(tournaments)
+    assert any(kind == "preempted" for kind, _, _ in short.journal)
+    assert [(kind, info.key, by) for kind, info, by in short.journal] == \
+        [(kind, info.key, by) for kind, info, by in full.journal]
+    assert json.dumps(EvaluationResult(short).to_json()) == json.dumps(EvaluationResult(full).to_json())
+    assert (short.cycle, short.decisions) == (full.cycle, full.decisions)
