@@ -29,6 +29,7 @@ class Engine(Protocol):
     queues: dict
     holders_print: int
     cycle: int
+    decisions: int
 
     def waiting_queues(self) -> set[str]: ...
 
@@ -40,9 +41,9 @@ class CircleFinder:
     The state of base cycles is kept, and every later state is compared with the bases whose
     quota holders it has (a cheap necessary condition for the same state). Bases are spaced
     geometrically (each `SPACING` times as far from the start as the one before, and at least
-    `MIN_GAP` cycles apart), so a circle of period P entered at cycle M is found by about cycle
-    max(SPACING x M, M + MIN_GAP) + P: the first base in the circle comes back P cycles after
-    it. (Brent's one moving base finds it only by about 2 x max(M, P) + P, and every cycle run
+    `MIN_GAP` cycles and a share of the cluster's size in decisions apart), so a circle of
+    period P entered at cycle M is found by about cycle max(SPACING x M, M + MIN_GAP) + P: the
+    first base in the circle comes back P cycles after it. (Brent's one moving base finds it only by about 2 x max(M, P) + P, and every cycle run
     past the circle is a cycle of the whole cluster.)
     The run then goes on to the first cycle with the cap's phase in the circle, so finding the
     circle early saves up to a period of cycles as well.
@@ -53,9 +54,12 @@ class CircleFinder:
     where they agree."""
 
     SPACING = 1.15
-    # At least this many cycles between bases: a fingerprint costs about as much as a cycle of a
-    # large cluster, so early bases every cycle or two would add a tenth to every short run.
+    # Between two bases at least this many cycles, and decisions for at least half as many
+    # workloads as the cluster has: a fingerprint reads every workload, and costs about as much
+    # as a few hundred decisions at 40,000 workloads. A run that ends by itself (most do) then
+    # spends a few per cent of its time on fingerprints, not a tenth.
     MIN_GAP = 8
+    DECISIONS_PER_WORKLOAD = 0.5
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -64,6 +68,9 @@ class CircleFinder:
         self._memo: dict = {}
         self._seen = 0
         self._next_base = self.MIN_GAP
+        self._decisions_gap = int(len(engine.infos) * self.DECISIONS_PER_WORKLOAD)
+        self._next_decisions = self._decisions_gap
+        self.base_cycles: list[int] = []  # the cycles whose states were kept, in order
 
     def period(self) -> int:
         engine = self.engine
@@ -83,13 +90,15 @@ class CircleFinder:
             if state == base:
                 return engine.cycle - cycle
         self._seen += 1
-        if self._seen >= self._next_base:
+        if self._seen >= self._next_base and engine.decisions >= self._next_decisions:
             if state is None:
                 state = fingerprint(engine, self._memo)
             if scans is None:
                 scans = _scan_positions(engine)
             self._bases.setdefault(holders, []).append((engine.cycle, scans, state))
+            self.base_cycles.append(engine.cycle)
             self._next_base = max(self._seen + self.MIN_GAP, int(self._seen * self.SPACING))
+            self._next_decisions = engine.decisions + self._decisions_gap
         return 0
 
 

@@ -295,6 +295,7 @@ class Engine:
         # Evaluate: a run that comes back to a state it was in is in a circle of preemptions
         # (first cycle of the circle, period), found by circles.CircleFinder (see `run`).
         self.circle: tuple[int, int] | None = None
+        self.circle_finder: CircleFinder | None = None  # the last run's (what it kept: tests)
         # XOR of hash((workload, ClusterQueue)) over the workloads admitted or evicted in this
         # process: equal values mean the same holders (within one run; see `run(repeats=)`).
         self.holders_print = 0
@@ -1068,6 +1069,7 @@ class Engine:
         seen: dict[int, int] = {}
         holders = self.holders_print
         finder = CircleFinder(self) if circles and repeats is None else None
+        self.circle_finder = finder
         start = self.cycle
         for done in range(1, limit + 1):
             changed = self.run_cycle()
