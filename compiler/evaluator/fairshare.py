@@ -573,15 +573,21 @@ class SearchReads:
 
 
 def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple[str, ...],
-              candidates: dict[str, tuple[list, int]], snapshot: Snapshot) -> SearchReads:
+              candidates: dict[str, tuple[list, int]], snapshot: Snapshot, others: frozenset | None) -> SearchReads:
     """What a search with these candidates reads (`paths`: the nodes from the root to the
-    preemptor's queue and to each of the `holders`, the queues with candidates)."""
+    preemptor's queue and to each of the `holders`, the queues with candidates; `others`, if
+    known: every pair the workloads of the other queues with candidates use)."""
     frs = set(request.frs)
     frs.update(request.usage)
     if len(request.frs) == 1:  # the candidates are all the queue's workloads on that pair
         contested = next(iter(request.frs))
-        for name in holders:
-            frs.update(snapshot.pairs_used(name, contested))
+        if others is not None:
+            frs.update(others)
+            if request.cq in holders:
+                frs.update(snapshot.pairs_used(request.cq, contested))
+        else:
+            for name in holders:
+                frs.update(snapshot.pairs_used(name, contested))
     else:
         for pairs, end in candidates.values():
             for index in range(end):
@@ -612,7 +618,8 @@ class FairSharingPreemption:
         self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
         self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-        self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
+        # (root, pairs, policy, priority bound) -> _find_reclaimable's answer, until the next commit
+        self._borrowers = UntilCommit(snapshot)
         self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> _paths_of
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
@@ -631,7 +638,7 @@ class FairSharingPreemption:
         every target that was not needed."""
         snap = self.snapshot
         node = snap.nodes[request.cq]
-        candidates = self._candidates(request, node)
+        candidates, others = self._candidates(request, node)
         holders = tuple([name for name, (_, end) in candidates.items() if end])
         if not holders:
             self.reads = SearchReads(request.frs | request.usage.keys(), [])
@@ -643,7 +650,7 @@ class FairSharingPreemption:
             if len(self._paths) >= 4096:
                 self._paths.clear()
             paths = self._paths[(request.cq, holders)] = _paths_of(node, [snap.nodes[name] for name in holders])
-        self.reads = _reads_of(request, paths, holders, candidates, snap)
+        self.reads = _reads_of(request, paths, holders, candidates, snap, others)
         with versions_kept(paths):  # the search undoes each of its edits
             return self._search(request, node, candidates)
 
@@ -682,24 +689,54 @@ class FairSharingPreemption:
             found = self._holdings[key] = holding(self.snapshot.nodes, targets)
         return found
 
-    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> dict[str, tuple[list, int]]:
+    def _candidates(self, request: PreemptionRequest,
+                    node: QuotaNode) -> tuple[dict[str, tuple[list, int]], frozenset | None]:
         """Per ClusterQueue, its candidates in candidate order and how many of them count:
         own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
-        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows."""
+        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows.
+        Also every pair the workloads of the other queues with candidates use, when known
+        (one contested pair), for `_reads_of`."""
         policy = self.snapshot.specs[request.cq].preemption
         found = {}
         if policy.within_cluster_queue != "Never":
             found[request.cq] = self._allowed(request, request.cq, policy.within_cluster_queue)
-        if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            for cq_node in self._borrowing(node.root(), request.frs):
-                if cq_node is not node:
-                    found[cq_node.name] = self._allowed(request, cq_node.name, policy.reclaim_within_cohort)
-        return found
+        if node.parent is None or policy.reclaim_within_cohort == "Never":
+            return found, frozenset()
+        others, used = self._reclaimable(request, node.root(), policy.reclaim_within_cohort)
+        if request.cq not in others:
+            found.update(others)
+            return found, used
+        for name, entry in others.items():
+            if name != request.cq:
+                found[name] = entry
+        # (`used` counts the preemptor's own queue as another's: it reads its pairs only if
+        # it has candidates of its own)
+        own = found.get(request.cq)
+        return found, used if own is not None and own[1] else None
 
-    def _borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
-        """The queues of the tree borrowing one of `frs`. Searches run on the committed tree
-        (Preemptor.at_commit), so the answer holds until the snapshot's next commit."""
-        return self._borrowers.get((id(root), frs), lambda: self._find_borrowing(root, frs))
+    def _reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> tuple[dict, frozenset | None]:
+        """The candidates the reclaim policy allows in each queue of the tree borrowing one of
+        the contested pairs (the preemptor's own queue included if it borrows), and, for one
+        contested pair, every pair the workloads of the queues with candidates use. They
+        depend on the pairs, the policy and the preemptor's priority only (not under
+        LowerOrNewerEqualPriority, which reads its creation time: asked afresh), and, as
+        searches run on the committed tree (Preemptor.at_commit), hold until the next commit:
+        the heads of one cycle asking about the same pairs of one tree share them."""
+        if policy not in ("Any", "LowerPriority"):
+            return self._find_reclaimable(request, root, policy)
+        bound = request.preemptor.workload.priority if policy == "LowerPriority" else None
+        return self._borrowers.get((id(root), request.frs, policy, bound),
+                                   lambda: self._find_reclaimable(request, root, policy))
+
+    def _find_reclaimable(self, request: PreemptionRequest, root: QuotaNode,
+                          policy: str) -> tuple[dict, frozenset | None]:
+        found = {cq_node.name: self._allowed(request, cq_node.name, policy)
+                 for cq_node in self._find_borrowing(root, request.frs)}
+        if len(request.frs) != 1:
+            return found, None
+        contested = next(iter(request.frs))
+        pairs_used = self.snapshot.pairs_used
+        return found, frozenset().union(*[pairs_used(name, contested) for name, (_, end) in found.items() if end])
 
     def _find_borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
         # Only a queue with a workload holding a pair uses (so borrows) it: those are looked
@@ -750,10 +787,12 @@ class FairSharingPreemption:
     def _first_pass(self, request: PreemptionRequest, node: QuotaNode, ordering: "_Ordering",
                     targets: list[Target]) -> tuple[bool, list[WorkloadInfo]]:
         """Visit target queues by share; returns (fits now, candidates left for the second
-        strategy)."""
+        strategy; none when it is sure to evict nothing)."""
         retry: list[WorkloadInfo] = []
         within_nominal = all(not node.borrowing(fr) for fr in request.frs)
+        checked = not self.incremental  # whether the queues left were looked at (below)
         for target_node in ordering:
+            first_visit, checked = not checked, True
             if target_node is node or within_nominal:
                 reason = IN_CLUSTER_QUEUE if target_node is node else IN_COHORT_RECLAMATION
                 if self._take(request, node, ordering.pop(target_node.name), reason, targets):
@@ -761,12 +800,16 @@ class FairSharingPreemption:
                 continue
             preemptor_new, target_old = ordering.shares(target_node)
             if (preemptor_new.precise() == INF and target_old.precise() != INF) or (
-                    self.incremental and target_old.weight >= 0 and compare(preemptor_new, target_old) > 0):
+                    self.incremental and _above(preemptor_new, target_old)):
                 # An eviction only lowers the target's share (its weight not negative), so when
                 # the preemptor's share is already above the target's, neither strategy passes
                 # for any of its workloads (most visits): they all go to the second chance
                 # without a share computed (the plain path computes each).
                 retry.extend(ordering.pop_rest(target_node.name))
+                if first_visit and _above_all(node, ordering, self.snapshot.nodes):
+                    # The first queue visited is in this case, and so is every queue left: none
+                    # of their workloads will be evicted, in this pass or in the second.
+                    return False, []
                 continue
             while ordering.has_workload(target_node.name):
                 info = ordering.pop(target_node.name)
@@ -791,6 +834,30 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+def _above(preemptor_new: Share, target_old: Share) -> bool:
+    """Whether neither strategy can pass for any workload of the target: the preemptor's
+    share is already above the target's, which evictions only lower (its weight not
+    negative). (Then LessThanInitialShare does not pass either.)"""
+    return target_old.weight >= 0 and compare(preemptor_new, target_old) > 0
+
+
+def _above_all(node: QuotaNode, ordering: _Ordering, nodes: Mapping[str, QuotaNode]) -> bool:
+    """Whether, on the tree as it is, the preemptor's share is `_above` the share of every
+    queue with candidates left in `ordering` (none being its own). Nothing is evicted while
+    that holds, so the tree stays as it is: the first pass visits the queues left, evicts none
+    of their workloads, and the second pass, asked about these very shares, evicts none
+    either (as `_second_chance` would find). Most searches that fail fail this way, with
+    the first queue visited (the one of the highest share) already in that case."""
+    cursors = ordering.cursors
+    for name, (_, end) in ordering.targets.items():
+        if cursors[name] >= end:
+            continue
+        target = nodes[name]
+        if target is node or not _above(*ordering.shares(target)):
+            return False
+    return True
 
 
 def _second_chance(node: QuotaNode, ordering: _Ordering, retry: list[WorkloadInfo],
