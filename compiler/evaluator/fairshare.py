@@ -455,6 +455,54 @@ class _Ordering:
                 return best_cq
             cohort = best_cohort
 
+    def blocker(self, known: tuple[str, int] | None, evictions: int,
+                nodes: Mapping[str, QuotaNode]) -> tuple[str, int] | None:
+        """A queue with workloads left whose share the preemptor's is not `_above` (its own
+        queue, or one it may take from), with `evictions`, the number of evictions made so
+        far; None when there is none. `known`, an earlier answer, still holds while its queue
+        has workloads left and nothing was evicted since (the tree is the same)."""
+        if known is not None and known[1] == evictions and self.has_workload(known[0]):
+            return known
+        own, cursors, almosts = self.preemptor_node.name, self.cursors, self._almosts
+        for name, (_, end) in self.targets.items():
+            if cursors[name] < end:
+                if name == own:
+                    return name, evictions
+                # (`shares` and `_above`, inline: this runs for every queue left)
+                preemptor, target = almosts.get(name) or self._almost_pair(nodes[name])
+                preemptor_new = preemptor.share.get(preemptor.version) or share_of(preemptor)
+                target_old = target.share.get(target.version) or share_of(target)
+                if target_old.weight < 0 or preemptor_new.rank <= target_old.rank:
+                    return name, evictions
+        return None
+
+    def still_visited(self, nodes: Mapping[str, QuotaNode]) -> list[str]:
+        """The queues with workloads left that the walk would still visit on the tree as it is:
+        those not pruned yet that borrow, under cohorts not pruned yet that borrow or hold the
+        preemptor's queue (what `_next` prunes; the root is never pruned so)."""
+        cursors, pruned_cqs, pruned_cohorts = self.cursors, self.pruned_cqs, self.pruned_cohorts
+        open_cohorts: dict[int, bool] = {}
+        found = []
+        for name, (_, end) in self.targets.items():
+            if cursors[name] >= end or name in pruned_cqs:
+                continue
+            cq = nodes[name]
+            if not (cq.share.get(cq.version) or share_of(cq)).borrowing and cq is not self.preemptor_node:
+                continue
+            cohort = cq.parent
+            while cohort is not None and cohort.parent is not None:
+                key = id(cohort)
+                is_open = open_cohorts.get(key)
+                if is_open is None:
+                    is_open = open_cohorts[key] = key not in pruned_cohorts and (
+                        key in self.ancestors or (cohort.share.get(cohort.version) or share_of(cohort)).borrowing)
+                if not is_open:
+                    break
+                cohort = cohort.parent
+            else:
+                found.append(name)
+        return found
+
     def _almost_pair(self, target: QuotaNode) -> tuple[QuotaNode, QuotaNode]:
         """The children of the least common ancestor of the preemptor and `target` on their
         paths: whose shares the strategies compare."""
@@ -522,10 +570,6 @@ def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto
     return current
 
 
-def _path(node: QuotaNode) -> list[QuotaNode]:
-    return [node, *node.ancestors()]
-
-
 def _almost(node: QuotaNode, lca: QuotaNode) -> QuotaNode:
     current = node
     for ancestor in node.ancestors():
@@ -551,24 +595,25 @@ class SearchReads:
     versions say whether they moved; and (2) the shares of the nodes it may compare: the nodes
     on the paths from the root to the preemptor's queue and to each queue with candidates. A
     share is read on usage changed only on `frs`, so it is a function of (1) and of what the
-    node borrows on the other pairs: its excess per pair at the start, kept here with the
-    node's version (an unchanged version is an unchanged excess)."""
+    node borrows on the other pairs: its excess per pair at the start, kept here (in its share)
+    with the node's version (an unchanged version is an unchanged excess)."""
 
-    __slots__ = ("frs", "nodes")
+    __slots__ = ("frs", "nodes", "versions", "shares")
 
-    def __init__(self, frs, nodes: list[list]) -> None:
+    def __init__(self, frs, nodes: list[QuotaNode], versions: list[int], shares: list[Share]) -> None:
         self.frs = sorted(frs)
-        self.nodes = nodes  # [node, version, excess per pair] at the start of the search
+        # each node, its version and its share at the start of the search
+        self.nodes, self.versions, self.shares = nodes, versions, shares
 
     def shares_hold(self) -> bool:
         """Whether every node read still borrows what it borrowed (checked after the commit
         versions of `frs`, which cover the pairs in `frs`)."""
-        for entry in self.nodes:
-            node = entry[0]
-            if node.version != entry[1]:
-                if share_of(node).excess != entry[2]:
+        versions = self.versions
+        for index, node in enumerate(self.nodes):
+            if node.version != versions[index]:
+                if share_of(node).excess != self.shares[index].excess:
                     return False
-                entry[1] = node.version  # same excess: the next check is a version compare
+                versions[index] = node.version  # same excess: the next check is a version compare
         return True
 
 
@@ -592,7 +637,22 @@ def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple
         for pairs, end in candidates.values():
             for index in range(end):
                 frs.update(pairs[index][1].usage)
-    return SearchReads(frs, [[n, n.version, (n.share.get(n.version) or share_of(n)).excess] for n in paths])
+    versions = [n.version for n in paths]
+    return SearchReads(frs, paths, versions, [n.share.get(v) or share_of(n) for n, v in zip(paths, versions)])
+
+
+def _restore(nodes: list[QuotaNode], versions: list[int], shares: list[Share]) -> None:
+    """After a search that left each of `nodes` with the usage it had (as `versions_kept`):
+    each node edited gets its version back, and its share cache keeps only its share at that
+    version. The versions the search made are never seen again, and a search makes enough of
+    them to crowd the shares at the versions every later search of the cycle starts from out
+    of the cache."""
+    for node, version, share in zip(nodes, versions, shares):
+        if node.version != version:
+            node.version = version
+            cache = node.share
+            cache.clear()
+            cache[version] = share
 
 
 def _paths_of(node: QuotaNode, holders: list[QuotaNode]) -> list[QuotaNode]:
@@ -641,7 +701,7 @@ class FairSharingPreemption:
         candidates, others = self._candidates(request, node)
         holders = tuple([name for name, (_, end) in candidates.items() if end])
         if not holders:
-            self.reads = SearchReads(request.frs | request.usage.keys(), [])
+            self.reads = SearchReads(request.frs | request.usage.keys(), [], [], [])
             return []
         # The search edits the usage of these nodes only: the preemptor's, and a candidate's
         # on its way up. The list depends on the tree's shape alone, so it is kept.
@@ -650,9 +710,10 @@ class FairSharingPreemption:
             if len(self._paths) >= 4096:
                 self._paths.clear()
             paths = self._paths[(request.cq, holders)] = _paths_of(node, [snap.nodes[name] for name in holders])
-        self.reads = _reads_of(request, paths, holders, candidates, snap, others)
-        with versions_kept(paths):  # the search undoes each of its edits
-            return self._search(request, node, candidates)
+        reads = self.reads = _reads_of(request, paths, holders, candidates, snap, others)
+        found = self._search(request, node, candidates)  # (which undoes each of its edits)
+        _restore(paths, reads.versions, reads.shares)
+        return found
 
     def _search(self, request: PreemptionRequest, node: QuotaNode,
                 candidates: dict[str, tuple[list, int]]) -> list[Target]:
@@ -772,7 +833,7 @@ class FairSharingPreemption:
         return kept, len(kept)
 
     def _fits(self, node: QuotaNode, usage) -> bool:
-        with versions_kept(_path(node)):
+        with versions_kept(node.path_nodes()):
             node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
             ok = self.snapshot.fits(node, usage, True)
             node.add_all(usage)
@@ -790,10 +851,11 @@ class FairSharingPreemption:
         strategy; none when it is sure to evict nothing)."""
         retry: list[WorkloadInfo] = []
         within_nominal = all(not node.borrowing(fr) for fr in request.frs)
-        checked = not self.incremental  # whether the queues left were looked at (below)
+        only_above = True  # every queue visited so far was one the preemptor's share is above
+        blocker = None  # what `_Ordering.blocker` last found
         for target_node in ordering:
-            first_visit, checked = not checked, True
             if target_node is node or within_nominal:
+                only_above = False
                 reason = IN_CLUSTER_QUEUE if target_node is node else IN_COHORT_RECLAMATION
                 if self._take(request, node, ordering.pop(target_node.name), reason, targets):
                     return True, retry
@@ -806,11 +868,19 @@ class FairSharingPreemption:
                 # for any of its workloads (most visits): they all go to the second chance
                 # without a share computed (the plain path computes each).
                 retry.extend(ordering.pop_rest(target_node.name))
-                if first_visit and _above_all(node, ordering, self.snapshot.nodes):
-                    # The first queue visited is in this case, and so is every queue left: none
-                    # of their workloads will be evicted, in this pass or in the second.
-                    return False, []
+                if self.incremental:
+                    blocker = ordering.blocker(blocker, len(targets), self.snapshot.nodes)
+                    if blocker is None:
+                        # So is every queue left: the rest of the walk only visits them in
+                        # turn, evicts nothing and sends their workloads to the second chance,
+                        # where none passes either if no queue visited so far was another case.
+                        if only_above:
+                            return False, []
+                        for name in ordering.still_visited(self.snapshot.nodes):
+                            retry.extend(ordering.pop_rest(name))
+                        return False, retry
                 continue
+            only_above = False
             while ordering.has_workload(target_node.name):
                 info = ordering.pop(target_node.name)
                 target_new = ordering.target_share_after_removal(target_node, info)
@@ -841,23 +911,6 @@ def _above(preemptor_new: Share, target_old: Share) -> bool:
     share is already above the target's, which evictions only lower (its weight not
     negative). (Then LessThanInitialShare does not pass either.)"""
     return target_old.weight >= 0 and compare(preemptor_new, target_old) > 0
-
-
-def _above_all(node: QuotaNode, ordering: _Ordering, nodes: Mapping[str, QuotaNode]) -> bool:
-    """Whether, on the tree as it is, the preemptor's share is `_above` the share of every
-    queue with candidates left in `ordering` (none being its own). Nothing is evicted while
-    that holds, so the tree stays as it is: the first pass visits the queues left, evicts none
-    of their workloads, and the second pass, asked about these very shares, evicts none
-    either (as `_second_chance` would find). Most searches that fail fail this way, with
-    the first queue visited (the one of the highest share) already in that case."""
-    cursors = ordering.cursors
-    for name, (_, end) in ordering.targets.items():
-        if cursors[name] >= end:
-            continue
-        target = nodes[name]
-        if target is node or not _above(*ordering.shares(target)):
-            return False
-    return True
 
 
 def _second_chance(node: QuotaNode, ordering: _Ordering, retry: list[WorkloadInfo],

@@ -24,7 +24,7 @@ _VERSIONS = count(1)
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
                  "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
-                 "share", "stamp", "_by_name", "_plans")
+                 "share", "stamp", "_by_name", "_plans", "_path")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -50,6 +50,7 @@ class QuotaNode:
         # per pair, the fixed numbers `available` and `height_of_lowest_subtree_that_fits` read
         # along the path to the root (see `_plan`)
         self._plans: dict[FlavorResource, tuple] = {}
+        self._path: list[QuotaNode] | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
@@ -57,6 +58,13 @@ class QuotaNode:
         while node is not None:
             yield node
             node = node.parent
+
+    def path_nodes(self) -> list["QuotaNode"]:
+        """This node and its ancestors, the nodes a change of its usage can edit (the tree is
+        fixed once built, so the list is made once)."""
+        if self._path is None:
+            self._path = [self, *self.ancestors()]
+        return self._path
 
     def root(self) -> "QuotaNode":
         node = self

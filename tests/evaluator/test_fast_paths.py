@@ -241,17 +241,16 @@ def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, 
     return seen
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
-    """The preemption walk given the tree's nodes compares only the children holding target
-    queues with candidates; it must yield the same targets in the same order as the walk
-    comparing every child, whichever queues have candidates and whatever is evicted (it keeps
-    each cohort's children in order between evictions)."""
+def _walk_world(seed: int) -> tuple[Engine, random.Random]:
+    """A fair-sharing world a few cycles in (ties among shares with odd seeds)."""
     engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12, even=seed % 2 == 1)))
     engine.run(4)
-    snapshot = engine.preemptor.snapshot
-    rnd = random.Random(seed)
-    walked = 0
+    return engine, random.Random(seed)
+
+
+def _searches(engine: Engine, rnd: random.Random):
+    """(preemptor's queue, targets as a search gives them to `_Ordering`) for every queue in a
+    cohort, four times: random queues of its tree with random numbers of their workloads."""
     for name in sorted(engine.nodes) * 4:
         node = engine.nodes[name]
         if node.parent is None:
@@ -262,13 +261,59 @@ def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yield
                 pairs = sorted(((candidate_key(info), info) for info in engine.admitted[other].values()),
                                key=lambda pair: pair[0])
                 targets[other] = (pairs, rnd.randint(0, len(pairs)))
-        order_key = candidate_order(name)
+        yield node, targets
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
+    """The preemption walk given the tree's nodes compares only the children holding target
+    queues with candidates; it must yield the same targets in the same order as the walk
+    comparing every child, whichever queues have candidates and whatever is evicted (it keeps
+    each cohort's children in order between evictions)."""
+    engine, rnd = _walk_world(seed)
+    snapshot = engine.preemptor.snapshot
+    walked = 0
+    for node, targets in _searches(engine, rnd):
+        order_key = candidate_order(node.name)
         choice = rnd.random()
         whole = _walk(_Ordering(node, targets, order_key), random.Random(choice), snapshot)
         filtered = _walk(_Ordering(node, targets, order_key, holding(engine.nodes, targets)), random.Random(choice), snapshot)
         assert filtered == whole
         walked += bool(whole)
     assert walked > 5
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_queues_still_visited_are_those_the_rest_of_the_walk_visits(seed: int) -> None:
+    """A first pass that finds every queue left below the preemptor stops there, and sends
+    the workloads of the queues the rest of its walk would visit (`still_visited`) to the
+    second chance. Whatever was visited, evicted or pruned before, the rest of the walk on a
+    tree that no longer changes must visit exactly those queues."""
+    engine, rnd = _walk_world(seed)
+    snapshot = engine.preemptor.snapshot
+    compared = 0
+    for node, targets in _searches(engine, rnd):
+        ordering = _Ordering(node, targets, candidate_order(node.name), holding(engine.nodes, targets))
+        walk, evicted = iter(ordering), []
+        for target in walk:  # the walk so far, with evictions (undone below)
+            info = ordering.pop(target.name)
+            if rnd.random() < 0.5:
+                snapshot.remove(info)
+                evicted.append(info)
+            if rnd.random() < 0.3:
+                ordering.pruned_cqs.add(target.name)
+            if rnd.random() < 0.3:
+                break
+        expected = ordering.still_visited(engine.nodes)
+        visited = []
+        for target in walk:
+            visited.append(target.name)
+            ordering.pop_rest(target.name)
+        assert sorted(visited) == sorted(expected)
+        compared += bool(visited)
+        for info in evicted:
+            snapshot.add(info)
+    assert compared > 5
 
 
 @pytest.mark.parametrize("fair_sharing", [False, True])
