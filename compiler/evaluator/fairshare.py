@@ -175,7 +175,10 @@ class FairTournament:
     usage below it changed. A pick that changes no usage (a head that does not fit) only swaps,
     on the way up, the picked head for the next winner of its branch: a few keys computed and
     a sorted insert per level, instead of the whole tournament. A usage change below a cohort
-    moves its stamp (and every ancestor's), and those cohorts are ranked again when next read."""
+    moves its stamp (and every ancestor's): when next read, such a cohort ranks again only the
+    children whose stamps moved. A competitor's key at a cohort is the share of the child it
+    comes through, computed from the usage in that child's subtree only, so the keys of the
+    other children stand."""
 
     def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H], memo: dict | None = None) -> None:
         """`memo`: `_head_keys`'s, which may outlive the tournament (an engine keeps one for
@@ -184,7 +187,8 @@ class FairTournament:
         self.remaining = entries
         self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
         self._first = 0
-        # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there}]
+        # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there},
+        #                {id(child): the child's stamp then}]
         self._ranked: dict[int, list] = {}
         self._memo: dict = {} if memo is None else memo
         # The cohorts some entry is under (by id), each with its child cohorts that are too and
@@ -245,32 +249,64 @@ class FairTournament:
         if cached is not None and cached[0] == cohort.stamp:
             return cached
         child_cohorts, child_cqs = self._live[id(cohort)]
-        by_child = {}
+        if cached is not None:
+            return self._rerank(cohort, cached, child_cohorts, child_cqs)
+        by_child, stamps = {}, {}
         for child in child_cohorts:
+            stamps[id(child)] = child.stamp
             head = self._winner(child)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
         remaining = self.remaining
         for child in child_cqs:
+            stamps[id(child)] = child.stamp
             head = remaining.get(child.name)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
-        cached = self._ranked[id(cohort)] = [cohort.stamp, sorted(by_child.values(), key=itemgetter(0)), by_child]
+        cached = self._ranked[id(cohort)] = [cohort.stamp, sorted(by_child.values(), key=itemgetter(0)), by_child,
+                                             stamps]
+        return cached
+
+    def _rerank(self, cohort: QuotaNode, cached: list, child_cohorts: list[QuotaNode],
+                child_cqs: list[QuotaNode]) -> list:
+        """`cohort`'s ranking brought up to date: the entry of each child whose stamp moved is
+        taken out and put back with its branch's winner and key now."""
+        _, ranked, by_child, stamps = cached
+        for is_cohort, children in ((True, child_cohorts), (False, child_cqs)):
+            for child in children:
+                key = id(child)
+                if stamps[key] == child.stamp:
+                    continue
+                stamps[key] = child.stamp
+                entry = by_child.pop(key, None)
+                if entry is not None:
+                    del ranked[bisect_left(ranked, entry[0], key=itemgetter(0))]
+                head = self._winner(child) if is_cohort else self.remaining.get(child.name)
+                if head is not None:
+                    entry = by_child[key] = (self._key(head, cohort), head)
+                    ranked.insert(bisect_left(ranked, entry[0], key=itemgetter(0)), entry)
+        cached[0] = cohort.stamp
         return cached
 
     def _key(self, head: H, cohort: QuotaNode) -> tuple:
         return _head_keys(self.nodes[head.cq], head, self._memo, cohort.name)[cohort.name]
 
     def _replace(self, cq: QuotaNode) -> None:
-        """After `cq`'s head was picked: at each cohort up from `cq` whose ranking is still
-        valid, the branch's entry (the picked head) gives way to the branch's next winner."""
+        """After `cq`'s head was picked: at each cohort up from `cq` (each ranking on the way is
+        current: the pick just read it), the branch's entry (the picked head) gives way to the
+        branch's next winner."""
         child, cohort = cq, cq.parent
         following: H | None = None  # the branch's new winner (none left under a picked queue)
         while cohort is not None:
             cached = self._ranked.get(id(cohort))
             if cached is None or cached[0] != cohort.stamp:
-                return  # ranked again when read, and so is every cohort above (their stamps moved too)
-            _, ranked, by_child = cached
+                # (not so: then this ranking and those above are made afresh when read, as a
+                # ranking brought up to date would keep the picked head)
+                while cohort is not None:
+                    self._ranked.pop(id(cohort), None)
+                    cohort = cohort.parent
+                return
+            _, ranked, by_child, _ = cached
             entry = by_child.pop(id(child))
             del ranked[bisect_left(ranked, entry[0], key=itemgetter(0))]
             if following is not None:
@@ -617,11 +653,10 @@ class SearchReads:
         return True
 
 
-def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple[str, ...],
-              candidates: dict[str, tuple[list, int]], snapshot: Snapshot, others: frozenset | None) -> SearchReads:
-    """What a search with these candidates reads (`paths`: the nodes from the root to the
-    preemptor's queue and to each of the `holders`, the queues with candidates; `others`, if
-    known: every pair the workloads of the other queues with candidates use)."""
+def _pairs_read(request: PreemptionRequest, holders: tuple[str, ...], candidates: dict[str, tuple[list, int]],
+                snapshot: Snapshot, others: frozenset | None) -> set[FlavorResource]:
+    """The pairs a search with these candidates reads (`holders`: the queues with candidates;
+    `others`, if known: every pair the workloads of the other queues with candidates use)."""
     frs = set(request.frs)
     frs.update(request.usage)
     if len(request.frs) == 1:  # the candidates are all the queue's workloads on that pair
@@ -637,8 +672,13 @@ def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple
         for pairs, end in candidates.values():
             for index in range(end):
                 frs.update(pairs[index][1].usage)
+    return frs
+
+
+def _at_start(paths: list[QuotaNode]) -> tuple[list[int], list[Share]]:
+    """The versions and shares of `paths` as a search starts (what `SearchReads` keeps)."""
     versions = [n.version for n in paths]
-    return SearchReads(frs, paths, versions, [n.share.get(v) or share_of(n) for n, v in zip(paths, versions)])
+    return versions, [n.share.get(v) or share_of(n) for n, v in zip(paths, versions)]
 
 
 def _restore(nodes: list[QuotaNode], versions: list[int], shares: list[Share]) -> None:
@@ -664,6 +704,23 @@ def _paths_of(node: QuotaNode, holders: list[QuotaNode]) -> list[QuotaNode]:
             path_nodes[id(current)] = current
             current = current.parent
     return list(path_nodes.values())
+
+
+class _Reclaim:
+    """What a search reads of the queues of a tree that borrow the contested pairs, the same
+    for every preemptor with the same reclaim policy and priority bound until the next commit:
+    their candidates (`entries`: CQ name -> (candidate key, workload) pairs, how many count),
+    every pair the workloads of those with candidates use (one contested pair only, else
+    None), the nodes on the paths from the root to those queues (`ids`: their ids) with their
+    versions and shares, and `holding` of those queues."""
+
+    __slots__ = ("entries", "used", "paths", "ids", "versions", "shares", "children")
+
+    def __init__(self, entries: dict[str, tuple[list, int]], used: frozenset | None, paths: list[QuotaNode],
+                 children: Mapping[int, tuple[list, list]]) -> None:
+        self.entries, self.used, self.paths, self.children = entries, used, paths, children
+        self.ids = {id(node) for node in paths}
+        self.versions, self.shares = _at_start(paths)
 
 
 class FairSharingPreemption:
@@ -698,31 +755,61 @@ class FairSharingPreemption:
         every target that was not needed."""
         snap = self.snapshot
         node = snap.nodes[request.cq]
-        candidates, others = self._candidates(request, node)
+        candidates, reclaim = self._candidates(request, node)
         holders = tuple([name for name, (_, end) in candidates.items() if end])
         if not holders:
             self.reads = SearchReads(request.frs | request.usage.keys(), [], [], [])
             return []
-        # The search edits the usage of these nodes only: the preemptor's, and a candidate's
-        # on its way up. The list depends on the tree's shape alone, so it is kept.
-        paths = self._paths.get((request.cq, holders))
-        if paths is None:
-            if len(self._paths) >= 4096:
-                self._paths.clear()
-            paths = self._paths[(request.cq, holders)] = _paths_of(node, [snap.nodes[name] for name in holders])
-        reads = self.reads = _reads_of(request, paths, holders, candidates, snap, others)
-        found = self._search(request, node, candidates)  # (which undoes each of its edits)
+        own = candidates.get(request.cq)
+        own_holds = own is not None and own[1] > 0  # the preemptor's queue has candidates
+        if reclaim is not None:
+            as_borrower = reclaim.entries.get(request.cq)
+            as_borrower = as_borrower is not None and as_borrower[1] > 0  # ... as a borrower
+        if reclaim is None or (own_holds and not as_borrower):
+            # (the queues with candidates are not those of `reclaim`)
+            paths = self._paths_to(node, holders)
+            versions, shares = _at_start(paths)
+            children = self._holding(candidates)
+        else:
+            # The nodes on the paths to the other queues and their shares, and `holding`, are
+            # the same for every search of the cycle asking about these pairs of this tree.
+            # (With the preemptor's queue among them as a borrower but no candidates of its
+            # own, its path is read anyway, and `holding` listing it changes no walk.)
+            paths, versions, shares = reclaim.paths, list(reclaim.versions), reclaim.shares
+            extra = [n for n in node.path_nodes() if id(n) not in reclaim.ids]
+            if extra:
+                paths = paths + extra
+                extra_versions, extra_shares = _at_start(extra)
+                versions += extra_versions
+                shares = shares + extra_shares
+            children = reclaim.children if self.incremental else None
+        used = frozenset() if reclaim is None else reclaim.used
+        if reclaim is not None and as_borrower and not own_holds:
+            used = None  # (it counts pairs of the preemptor's queue, which has no candidates)
+        reads = self.reads = SearchReads(_pairs_read(request, holders, candidates, snap, used), paths, versions, shares)
+        found = self._search(request, node, candidates, children)  # (which undoes each of its edits)
         _restore(paths, reads.versions, reads.shares)
         return found
 
-    def _search(self, request: PreemptionRequest, node: QuotaNode,
-                candidates: dict[str, tuple[list, int]]) -> list[Target]:
+    def _paths_to(self, node: QuotaNode, holders: tuple[str, ...]) -> list[QuotaNode]:
+        """The nodes a search may edit: the preemptor's path, and a candidate's on its way up.
+        The list depends on the tree's shape alone, so it is kept."""
+        paths = self._paths.get((node.name, holders))
+        if paths is None:
+            if len(self._paths) >= 4096:
+                self._paths.clear()
+            nodes = self.snapshot.nodes
+            paths = self._paths[(node.name, holders)] = _paths_of(node, [nodes[name] for name in holders])
+        return paths
+
+    def _search(self, request: PreemptionRequest, node: QuotaNode, candidates: dict[str, tuple[list, int]],
+                children: Mapping[int, tuple[list, list]] | None) -> list[Target]:
         snap = self.snapshot
         order_key = candidate_order(request.cq)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
         almosts = self._almosts.setdefault(request.cq, {})
-        ordering = _Ordering(node, candidates, order_key, self._holding(candidates), almosts)
+        ordering = _Ordering(node, candidates, order_key, children, almosts)
         done, retry = self._first_pass(request, node, ordering, targets)
         if not done and len(self.strategies) > 1 and retry and (
                 not self.incremental or _second_chance(node, ordering, retry, snap.nodes)):
@@ -751,53 +838,49 @@ class FairSharingPreemption:
         return found
 
     def _candidates(self, request: PreemptionRequest,
-                    node: QuotaNode) -> tuple[dict[str, tuple[list, int]], frozenset | None]:
+                    node: QuotaNode) -> tuple[dict[str, tuple[list, int]], "_Reclaim | None"]:
         """Per ClusterQueue, its candidates in candidate order and how many of them count:
         own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
-        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows.
-        Also every pair the workloads of the other queues with candidates use, when known
-        (one contested pair), for `_reads_of`."""
+        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows
+        (the latter with what is known of them: `_Reclaim`)."""
         policy = self.snapshot.specs[request.cq].preemption
         found = {}
         if policy.within_cluster_queue != "Never":
             found[request.cq] = self._allowed(request, request.cq, policy.within_cluster_queue)
         if node.parent is None or policy.reclaim_within_cohort == "Never":
-            return found, frozenset()
-        others, used = self._reclaimable(request, node.root(), policy.reclaim_within_cohort)
-        if request.cq not in others:
-            found.update(others)
-            return found, used
-        for name, entry in others.items():
+            return found, None
+        reclaim = self._reclaimable(request, node.root(), policy.reclaim_within_cohort)
+        if request.cq not in reclaim.entries:
+            found.update(reclaim.entries)
+            return found, reclaim
+        for name, entry in reclaim.entries.items():
             if name != request.cq:
                 found[name] = entry
-        # (`used` counts the preemptor's own queue as another's: it reads its pairs only if
-        # it has candidates of its own)
-        own = found.get(request.cq)
-        return found, used if own is not None and own[1] else None
+        return found, reclaim
 
-    def _reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> tuple[dict, frozenset | None]:
-        """The candidates the reclaim policy allows in each queue of the tree borrowing one of
-        the contested pairs (the preemptor's own queue included if it borrows), and, for one
-        contested pair, every pair the workloads of the queues with candidates use. They
-        depend on the pairs, the policy and the preemptor's priority only (not under
-        LowerOrNewerEqualPriority, which reads its creation time: asked afresh), and, as
-        searches run on the committed tree (Preemptor.at_commit), hold until the next commit:
-        the heads of one cycle asking about the same pairs of one tree share them."""
+    def _reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "_Reclaim":
+        """`_Reclaim` for the queues of the tree borrowing one of the contested pairs. It
+        depends on the pairs, the policy and the preemptor's priority only (not under
+        LowerOrNewerEqualPriority, which reads its creation time: made afresh), and, as
+        searches run on the committed tree (Preemptor.at_commit), holds until the next commit:
+        the heads of one cycle asking about the same pairs of one tree share it."""
         if policy not in ("Any", "LowerPriority"):
             return self._find_reclaimable(request, root, policy)
         bound = request.preemptor.workload.priority if policy == "LowerPriority" else None
         return self._borrowers.get((id(root), request.frs, policy, bound),
                                    lambda: self._find_reclaimable(request, root, policy))
 
-    def _find_reclaimable(self, request: PreemptionRequest, root: QuotaNode,
-                          policy: str) -> tuple[dict, frozenset | None]:
-        found = {cq_node.name: self._allowed(request, cq_node.name, policy)
-                 for cq_node in self._find_borrowing(root, request.frs)}
-        if len(request.frs) != 1:
-            return found, None
-        contested = next(iter(request.frs))
-        pairs_used = self.snapshot.pairs_used
-        return found, frozenset().union(*[pairs_used(name, contested) for name, (_, end) in found.items() if end])
+    def _find_reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "_Reclaim":
+        entries = {cq_node.name: self._allowed(request, cq_node.name, policy)
+                   for cq_node in self._find_borrowing(root, request.frs)}
+        used = None
+        if len(request.frs) == 1:
+            contested = next(iter(request.frs))
+            pairs_used = self.snapshot.pairs_used
+            used = frozenset().union(*[pairs_used(name, contested) for name, (_, end) in entries.items() if end])
+        nodes = self.snapshot.nodes
+        paths = _paths_of(root, [nodes[name] for name, (_, end) in entries.items() if end])
+        return _Reclaim(entries, used, paths, holding(nodes, entries))
 
     def _find_borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
         # Only a queue with a workload holding a pair uses (so borrows) it: those are looked
@@ -805,12 +888,18 @@ class FairSharingPreemption:
         order = self._tree_order.get(id(root))
         if order is None:
             order = self._tree_order[id(root)] = {cq.name: index for index, cq in enumerate(root.subtree_cqs())}
-        nodes = self.snapshot.nodes
-        names = set()
-        for fr in frs:
-            names.update(self.snapshot.users.get(fr, ()))
-        found = [nodes[name] for name in names
-                 if name in order and any(nodes[name].borrowing(fr) for fr in frs)]
+        nodes, users = self.snapshot.nodes, self.snapshot.users
+        names: set[str] = set()
+        for fr in frs:  # (the users of a pair are those of every tree: this tree's are kept)
+            names.update(order.keys() & users.get(fr, ()))
+        found = []
+        for name in names:
+            node = nodes[name]
+            subtree, usage = node.subtree, node.usage
+            for fr in frs:
+                if subtree.get(fr, 0) < usage.get(fr, 0):  # (QuotaNode.borrowing, inline)
+                    found.append(node)
+                    break
         found.sort(key=lambda cq: order[cq.name])
         return found
 
