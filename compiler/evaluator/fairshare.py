@@ -15,7 +15,7 @@ from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
     UntilCommit, candidate_key, candidate_order, satisfies_policy,
 )
-from compiler.evaluator.tree import QuotaNode, versions_kept
+from compiler.evaluator.tree import QuotaNode
 
 INF = float("inf")
 
@@ -921,12 +921,14 @@ class FairSharingPreemption:
         kept = [pair for pair in pairs if satisfies_policy(request.preemptor, pair[1], policy)]
         return kept, len(kept)
 
-    def _fits(self, node: QuotaNode, usage) -> bool:
-        with versions_kept(node.path_nodes()):
-            node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
-            ok = self.snapshot.fits(node, usage, True)
-            node.add_all(usage)
-        return ok
+    @staticmethod
+    def _fits(node: QuotaNode, usage) -> bool:
+        """Whether `usage` fits in `node` (borrowing allowed), as Snapshot.fits, where the
+        preemptor's own usage is in place during the search: it is counted as taken off."""
+        for fr, value in usage.items():
+            if value > node.available_without(fr, value):
+                return False
+        return True
 
     def _take(self, request: PreemptionRequest, node: QuotaNode, info: WorkloadInfo, reason: str,
               targets: list[Target]) -> bool:

@@ -316,6 +316,27 @@ def test_queues_still_visited_are_those_the_rest_of_the_walk_visits(seed: int) -
     assert compared > 5
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_available_without_is_available_after_the_removal(seed: int) -> None:
+    """The fair-sharing search checks a fit with the preemptor's usage in place, taken off in
+    the computation (`available_without`) instead of the tree: the answer must be what
+    removing the usage and asking `available` gives, through lendingLimits (a queue keeps part
+    of its usage from its parent) and borrowingLimits, for every workload holding quota."""
+    engine, _ = _walk_world(seed)
+    checked = 0
+    for name in sorted(engine.admitted):
+        node = engine.nodes[name]
+        for info in engine.admitted[name].values():
+            expected = {}
+            node.remove_all(info.usage)
+            for fr in info.usage:
+                expected[fr] = node.available(fr)
+            node.add_all(info.usage)
+            assert {fr: node.available_without(fr, value) for fr, value in info.usage.items()} == expected
+            checked += 1
+    assert checked > 20
+
+
 @pytest.mark.parametrize("fair_sharing", [False, True])
 def test_a_run_makes_no_reference_cycles(fair_sharing: bool) -> None:
     """Long runs let the cyclic garbage collector run rarely (compiler/longrun.py): its passes
