@@ -75,10 +75,25 @@ def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None)
                 cache.clear()
             share = cache[node.version] = _share(node, None)
         return share
-    return _share(node, extra)
+    if node.parent is None:
+        return _not_borrowing(node.weight)
+    # From the node's own share, kept: only the pairs in `extra` borrow otherwise (the
+    # tournament asks this for every head's keys, on usage dicts of a dozen pairs)
+    usage, subtree = node.usage, node.subtree
+    excess = dict(share_of(node).excess)
+    for fr, value in extra.items():
+        quota = subtree.get(fr)
+        if quota is not None:
+            used = usage.get(fr, 0) + value
+            if used > quota:
+                excess[fr] = used - quota
+            else:
+                excess.pop(fr, None)
+    return _from_excess(node, excess)
 
 
 def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
+    """share_of computed afresh from the node's whole usage (with `extra` on top)."""
     if node.parent is None:
         return _not_borrowing(node.weight)
     usage = node.usage
@@ -542,11 +557,7 @@ class _Ordering:
     def _almost_pair(self, target: QuotaNode) -> tuple[QuotaNode, QuotaNode]:
         """The children of the least common ancestor of the preemptor and `target` on their
         paths: whose shares the strategies compare."""
-        found = self._almosts.get(target.name)
-        if found is None:
-            lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-            found = self._almosts[target.name] = (_almost(self.preemptor_node, lca), _almost(target, lca))
-        return found
+        return _almost_pair(self.preemptor_node, target, self._almosts, self.ancestors)
 
     def shares(self, target: QuotaNode) -> tuple[Share, Share]:
         preemptor_almost, target_almost = self._almost_pair(target)
@@ -604,6 +615,20 @@ def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto
         node = node.parent
         current = following
     return current
+
+
+def _almost_pair(preemptor: QuotaNode, target: QuotaNode, almosts: dict,
+                 ancestors: set[int] | None = None) -> tuple[QuotaNode, QuotaNode]:
+    """The children of the least common ancestor of the preemptor's queue and `target` on
+    their paths: whose shares the strategies compare (kept in `almosts`, the preemptor
+    queue's; `ancestors`: the ids of the preemptor's ancestors, if at hand)."""
+    found = almosts.get(target.name)
+    if found is None:
+        if ancestors is None:
+            ancestors = {id(a) for a in preemptor.ancestors()}
+        lca = next(a for a in target.ancestors() if id(a) in ancestors)
+        found = almosts[target.name] = (_almost(preemptor, lca), _almost(target, lca))
+    return found
 
 
 def _almost(node: QuotaNode, lca: QuotaNode) -> QuotaNode:
@@ -740,6 +765,7 @@ class FairSharingPreemption:
         self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> _paths_of
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
+        self._not_below: dict[tuple, str] = {}  # (id(root), pairs) -> the last queue `_below_all` failed on
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -787,9 +813,46 @@ class FairSharingPreemption:
         if reclaim is not None and as_borrower and not own_holds:
             used = None  # (it counts pairs of the preemptor's queue, which has no candidates)
         reads = self.reads = SearchReads(_pairs_read(request, holders, candidates, snap, used), paths, versions, shares)
+        if self.incremental and self._below_all(request, node, holders):
+            return []
         found = self._search(request, node, candidates, children)  # (which undoes each of its edits)
         _restore(paths, reads.versions, reads.shares)
         return found
+
+    def _below_all(self, request: PreemptionRequest, node: QuotaNode, holders: tuple[str, ...]) -> bool:
+        """Whether the search is sure to evict nothing, without making it: the preemptor's queue
+        has no candidates, would borrow a contested pair once the request is admitted (not a
+        reclaim), and its share then is `_above` the share of every queue with candidates. Its
+        first pass would then visit those queues and take none (the first queue visited
+        already finds every queue left so), and its second pass would not be made (most
+        searches fail this way once the trees are busy). The shares with the preemptor's usage
+        in place are computed from the usage it would add at each level (`_spill`), as the
+        tournament's keys are, instead of adding it to the tree."""
+        if node.parent is None or request.cq in holders:
+            return False
+        usage = request.usage
+        if all(not node.borrowing_with(fr, usage.get(fr, 0)) for fr in request.frs):
+            return False
+        nodes, almosts = self.snapshot.nodes, self._almosts.setdefault(request.cq, {})
+        path, extras = node.path_nodes(), None
+        preemptor_shares: dict[int, Share] = {}  # id(preemptor's almost node) -> its share then
+        # The queue that failed the last such test on these pairs of this tree is asked first:
+        # it has a high share, and often fails it again (most searches then take from it).
+        hint_key = (id(path[-1]), request.frs)
+        hint = self._not_below.get(hint_key)
+        for name in (hint, *holders) if hint in holders else holders:
+            preemptor, target = almosts.get(name) or _almost_pair(node, nodes[name], almosts)
+            preemptor_new = preemptor_shares.get(id(preemptor))
+            if preemptor_new is None:
+                if extras is None:
+                    extras = _spill(node, usage)
+                level = path.index(preemptor)
+                preemptor_new = preemptor_shares[id(preemptor)] = share_of(
+                    preemptor, extras[level] if level < len(extras) else None)
+            if not _above(preemptor_new, target.share.get(target.version) or share_of(target)):
+                self._not_below[hint_key] = name
+                return False
+        return True
 
     def _paths_to(self, node: QuotaNode, holders: tuple[str, ...]) -> list[QuotaNode]:
         """The nodes a search may edit: the preemptor's path, and a candidate's on its way up.

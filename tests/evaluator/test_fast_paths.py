@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair
+from compiler.evaluator.fairshare import (
+    FairSharingPreemption, FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair, share_of,
+)
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
@@ -139,6 +141,23 @@ def test_head_keys_asked_level_by_level_are_the_keys_computed_afresh() -> None:
     assert parent.version == version  # kept below the parent
     _head_keys(cq, head, memo, parent.name)
     assert _head_keys(cq, head, memo, root.name) == _head_keys(cq, head, {})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_share_with_extra_usage_is_the_share_computed_afresh(seed: int) -> None:
+    """`share_of(node, extra)` starts from the node's own share and computes again only the
+    pairs `extra` touches: it must equal the share computed from the node's whole usage with
+    `extra` on top, whichever pairs the node borrows already or starts or stops borrowing."""
+    engine, rnd = _walk_world(seed)
+    compared = 0
+    for name in sorted(engine.nodes):
+        for node in engine.nodes[name].path_nodes():
+            for _ in range(3):
+                extra = {(rnd.choice(FLAVORS), res): rnd.randint(-2, 3) * 1000 for res in ("cpu", "gpu")}
+                got, expected = share_of(node, extra), _share(node, extra)
+                assert (got.rank, got.excess, got.borrowing) == (expected.rank, expected.excess, expected.borrowing)
+                compared += bool(expected.excess)
+    assert compared > 20
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -335,6 +354,33 @@ def test_available_without_is_available_after_the_removal(seed: int) -> None:
             assert {fr: node.available_without(fr, value) for fr, value in info.usage.items()} == expected
             checked += 1
     assert checked > 20
+
+
+def test_a_search_answered_without_being_made_evicts_nothing_when_made() -> None:
+    """A fair-sharing search whose preemptor would be above every queue with candidates is
+    answered [] without being made (`_below_all`, from the usage the request would add, the
+    tree untouched); the whole search, made on the tree with the usage added, must find no
+    target either. Requests of every pending workload in every queue of a cohort, on either
+    flavor, of random sizes, in eight worlds a few cycles in."""
+    answered = 0
+    for seed in range(8):
+        engine, rnd = _walk_world(seed)
+        fast = engine.preemptor.strategy
+        whole = FairSharingPreemption(fast.snapshot, fast.strategies, incremental=False)
+        with engine.preemptor.at_commit():
+            for name in sorted(engine.nodes):
+                node = engine.nodes[name]
+                for info in sorted(engine.infos.values(), key=lambda info: info.key):
+                    if node.parent is None or info.holds_quota:
+                        continue
+                    fr = (rnd.choice(FLAVORS), "cpu")
+                    request = PreemptionRequest(info, name, frozenset({fr}), {fr: rnd.randint(1, 6)})
+                    candidates, _ = fast._candidates(request, node)
+                    holders = tuple([cq for cq, (_, end) in candidates.items() if end])
+                    if holders and fast._below_all(request, node, holders):
+                        answered += 1
+                        assert whole.targets(request) == []
+    assert answered > 100
 
 
 @pytest.mark.parametrize("fair_sharing", [False, True])
