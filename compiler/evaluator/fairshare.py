@@ -849,7 +849,8 @@ class FairSharingPreemption:
                 level = path.index(preemptor)
                 preemptor_new = preemptor_shares[id(preemptor)] = share_of(
                     preemptor, extras[level] if level < len(extras) else None)
-            if not _above(preemptor_new, target.share.get(target.version) or share_of(target)):
+            target_old = target.share.get(target.version) or share_of(target)
+            if target_old.weight < 0 or preemptor_new.rank <= target_old.rank:  # (not `_above`, inline)
                 self._not_below[hint_key] = name
                 return False
         return True
