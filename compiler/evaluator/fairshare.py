@@ -15,7 +15,7 @@ from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
     UntilCommit, candidate_key, candidate_order, satisfies_policy,
 )
-from compiler.evaluator.tree import QuotaNode, versions_kept
+from compiler.evaluator.tree import QuotaNode
 
 INF = float("inf")
 
@@ -75,10 +75,25 @@ def share_of(node: QuotaNode, extra: Mapping[FlavorResource, int] | None = None)
                 cache.clear()
             share = cache[node.version] = _share(node, None)
         return share
-    return _share(node, extra)
+    if node.parent is None:
+        return _not_borrowing(node.weight)
+    # From the node's own share, kept: only the pairs in `extra` borrow otherwise (the
+    # tournament asks this for every head's keys, on usage dicts of a dozen pairs)
+    usage, subtree = node.usage, node.subtree
+    excess = dict(share_of(node).excess)
+    for fr, value in extra.items():
+        quota = subtree.get(fr)
+        if quota is not None:
+            used = usage.get(fr, 0) + value
+            if used > quota:
+                excess[fr] = used - quota
+            else:
+                excess.pop(fr, None)
+    return _from_excess(node, excess)
 
 
 def _share(node: QuotaNode, extra: Mapping[FlavorResource, int] | None) -> Share:
+    """share_of computed afresh from the node's whole usage (with `extra` on top)."""
     if node.parent is None:
         return _not_borrowing(node.weight)
     usage = node.usage
@@ -175,7 +190,10 @@ class FairTournament:
     usage below it changed. A pick that changes no usage (a head that does not fit) only swaps,
     on the way up, the picked head for the next winner of its branch: a few keys computed and
     a sorted insert per level, instead of the whole tournament. A usage change below a cohort
-    moves its stamp (and every ancestor's), and those cohorts are ranked again when next read."""
+    moves its stamp (and every ancestor's): when next read, such a cohort ranks again only the
+    children whose stamps moved. A competitor's key at a cohort is the share of the child it
+    comes through, computed from the usage in that child's subtree only, so the keys of the
+    other children stand."""
 
     def __init__(self, nodes: Mapping[str, QuotaNode], entries: dict[str, H], memo: dict | None = None) -> None:
         """`memo`: `_head_keys`'s, which may outlive the tournament (an engine keeps one for
@@ -184,7 +202,8 @@ class FairTournament:
         self.remaining = entries
         self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
         self._first = 0
-        # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there}]
+        # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there},
+        #                {id(child): the child's stamp then}]
         self._ranked: dict[int, list] = {}
         self._memo: dict = {} if memo is None else memo
         # The cohorts some entry is under (by id), each with its child cohorts that are too and
@@ -245,32 +264,64 @@ class FairTournament:
         if cached is not None and cached[0] == cohort.stamp:
             return cached
         child_cohorts, child_cqs = self._live[id(cohort)]
-        by_child = {}
+        if cached is not None:
+            return self._rerank(cohort, cached, child_cohorts, child_cqs)
+        by_child, stamps = {}, {}
         for child in child_cohorts:
+            stamps[id(child)] = child.stamp
             head = self._winner(child)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
         remaining = self.remaining
         for child in child_cqs:
+            stamps[id(child)] = child.stamp
             head = remaining.get(child.name)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
-        cached = self._ranked[id(cohort)] = [cohort.stamp, sorted(by_child.values(), key=itemgetter(0)), by_child]
+        cached = self._ranked[id(cohort)] = [cohort.stamp, sorted(by_child.values(), key=itemgetter(0)), by_child,
+                                             stamps]
+        return cached
+
+    def _rerank(self, cohort: QuotaNode, cached: list, child_cohorts: list[QuotaNode],
+                child_cqs: list[QuotaNode]) -> list:
+        """`cohort`'s ranking brought up to date: the entry of each child whose stamp moved is
+        taken out and put back with its branch's winner and key now."""
+        _, ranked, by_child, stamps = cached
+        for is_cohort, children in ((True, child_cohorts), (False, child_cqs)):
+            for child in children:
+                key = id(child)
+                if stamps[key] == child.stamp:
+                    continue
+                stamps[key] = child.stamp
+                entry = by_child.pop(key, None)
+                if entry is not None:
+                    del ranked[bisect_left(ranked, entry[0], key=itemgetter(0))]
+                head = self._winner(child) if is_cohort else self.remaining.get(child.name)
+                if head is not None:
+                    entry = by_child[key] = (self._key(head, cohort), head)
+                    ranked.insert(bisect_left(ranked, entry[0], key=itemgetter(0)), entry)
+        cached[0] = cohort.stamp
         return cached
 
     def _key(self, head: H, cohort: QuotaNode) -> tuple:
         return _head_keys(self.nodes[head.cq], head, self._memo, cohort.name)[cohort.name]
 
     def _replace(self, cq: QuotaNode) -> None:
-        """After `cq`'s head was picked: at each cohort up from `cq` whose ranking is still
-        valid, the branch's entry (the picked head) gives way to the branch's next winner."""
+        """After `cq`'s head was picked: at each cohort up from `cq` (each ranking on the way is
+        current: the pick just read it), the branch's entry (the picked head) gives way to the
+        branch's next winner."""
         child, cohort = cq, cq.parent
         following: H | None = None  # the branch's new winner (none left under a picked queue)
         while cohort is not None:
             cached = self._ranked.get(id(cohort))
             if cached is None or cached[0] != cohort.stamp:
-                return  # ranked again when read, and so is every cohort above (their stamps moved too)
-            _, ranked, by_child = cached
+                # (not so: then this ranking and those above are made afresh when read, as a
+                # ranking brought up to date would keep the picked head)
+                while cohort is not None:
+                    self._ranked.pop(id(cohort), None)
+                    cohort = cohort.parent
+                return
+            _, ranked, by_child, _ = cached
             entry = by_child.pop(id(child))
             del ranked[bisect_left(ranked, entry[0], key=itemgetter(0))]
             if following is not None:
@@ -455,14 +506,58 @@ class _Ordering:
                 return best_cq
             cohort = best_cohort
 
+    def blocker(self, known: tuple[str, int] | None, evictions: int,
+                nodes: Mapping[str, QuotaNode]) -> tuple[str, int] | None:
+        """A queue with workloads left whose share the preemptor's is not `_above` (its own
+        queue, or one it may take from), with `evictions`, the number of evictions made so
+        far; None when there is none. `known`, an earlier answer, still holds while its queue
+        has workloads left and nothing was evicted since (the tree is the same)."""
+        if known is not None and known[1] == evictions and self.has_workload(known[0]):
+            return known
+        own, cursors, almosts = self.preemptor_node.name, self.cursors, self._almosts
+        for name, (_, end) in self.targets.items():
+            if cursors[name] < end:
+                if name == own:
+                    return name, evictions
+                # (`shares` and `_above`, inline: this runs for every queue left)
+                preemptor, target = almosts.get(name) or self._almost_pair(nodes[name])
+                preemptor_new = preemptor.share.get(preemptor.version) or share_of(preemptor)
+                target_old = target.share.get(target.version) or share_of(target)
+                if target_old.weight < 0 or preemptor_new.rank <= target_old.rank:
+                    return name, evictions
+        return None
+
+    def still_visited(self, nodes: Mapping[str, QuotaNode]) -> list[str]:
+        """The queues with workloads left that the walk would still visit on the tree as it is:
+        those not pruned yet that borrow, under cohorts not pruned yet that borrow or hold the
+        preemptor's queue (what `_next` prunes; the root is never pruned so)."""
+        cursors, pruned_cqs, pruned_cohorts = self.cursors, self.pruned_cqs, self.pruned_cohorts
+        open_cohorts: dict[int, bool] = {}
+        found = []
+        for name, (_, end) in self.targets.items():
+            if cursors[name] >= end or name in pruned_cqs:
+                continue
+            cq = nodes[name]
+            if not (cq.share.get(cq.version) or share_of(cq)).borrowing and cq is not self.preemptor_node:
+                continue
+            cohort = cq.parent
+            while cohort is not None and cohort.parent is not None:
+                key = id(cohort)
+                is_open = open_cohorts.get(key)
+                if is_open is None:
+                    is_open = open_cohorts[key] = key not in pruned_cohorts and (
+                        key in self.ancestors or (cohort.share.get(cohort.version) or share_of(cohort)).borrowing)
+                if not is_open:
+                    break
+                cohort = cohort.parent
+            else:
+                found.append(name)
+        return found
+
     def _almost_pair(self, target: QuotaNode) -> tuple[QuotaNode, QuotaNode]:
         """The children of the least common ancestor of the preemptor and `target` on their
         paths: whose shares the strategies compare."""
-        found = self._almosts.get(target.name)
-        if found is None:
-            lca = next(a for a in target.ancestors() if id(a) in self.ancestors)
-            found = self._almosts[target.name] = (_almost(self.preemptor_node, lca), _almost(target, lca))
-        return found
+        return _almost_pair(self.preemptor_node, target, self._almosts, self.ancestors)
 
     def shares(self, target: QuotaNode) -> tuple[Share, Share]:
         preemptor_almost, target_almost = self._almost_pair(target)
@@ -522,8 +617,18 @@ def _removal_reaching(node: QuotaNode, usage: Mapping[FlavorResource, int], upto
     return current
 
 
-def _path(node: QuotaNode) -> list[QuotaNode]:
-    return [node, *node.ancestors()]
+def _almost_pair(preemptor: QuotaNode, target: QuotaNode, almosts: dict,
+                 ancestors: set[int] | None = None) -> tuple[QuotaNode, QuotaNode]:
+    """The children of the least common ancestor of the preemptor's queue and `target` on
+    their paths: whose shares the strategies compare (kept in `almosts`, the preemptor
+    queue's; `ancestors`: the ids of the preemptor's ancestors, if at hand)."""
+    found = almosts.get(target.name)
+    if found is None:
+        if ancestors is None:
+            ancestors = {id(a) for a in preemptor.ancestors()}
+        lca = next(a for a in target.ancestors() if id(a) in ancestors)
+        found = almosts[target.name] = (_almost(preemptor, lca), _almost(target, lca))
+    return found
 
 
 def _almost(node: QuotaNode, lca: QuotaNode) -> QuotaNode:
@@ -551,42 +656,68 @@ class SearchReads:
     versions say whether they moved; and (2) the shares of the nodes it may compare: the nodes
     on the paths from the root to the preemptor's queue and to each queue with candidates. A
     share is read on usage changed only on `frs`, so it is a function of (1) and of what the
-    node borrows on the other pairs: its excess per pair at the start, kept here with the
-    node's version (an unchanged version is an unchanged excess)."""
+    node borrows on the other pairs: its excess per pair at the start, kept here (in its share)
+    with the node's version (an unchanged version is an unchanged excess)."""
 
-    __slots__ = ("frs", "nodes")
+    __slots__ = ("frs", "nodes", "versions", "shares")
 
-    def __init__(self, frs, nodes: list[list]) -> None:
+    def __init__(self, frs, nodes: list[QuotaNode], versions: list[int], shares: list[Share]) -> None:
         self.frs = sorted(frs)
-        self.nodes = nodes  # [node, version, excess per pair] at the start of the search
+        # each node, its version and its share at the start of the search
+        self.nodes, self.versions, self.shares = nodes, versions, shares
 
     def shares_hold(self) -> bool:
         """Whether every node read still borrows what it borrowed (checked after the commit
         versions of `frs`, which cover the pairs in `frs`)."""
-        for entry in self.nodes:
-            node = entry[0]
-            if node.version != entry[1]:
-                if share_of(node).excess != entry[2]:
+        versions = self.versions
+        for index, node in enumerate(self.nodes):
+            if node.version != versions[index]:
+                if share_of(node).excess != self.shares[index].excess:
                     return False
-                entry[1] = node.version  # same excess: the next check is a version compare
+                versions[index] = node.version  # same excess: the next check is a version compare
         return True
 
 
-def _reads_of(request: PreemptionRequest, paths: list[QuotaNode], holders: tuple[str, ...],
-              candidates: dict[str, tuple[list, int]], snapshot: Snapshot) -> SearchReads:
-    """What a search with these candidates reads (`paths`: the nodes from the root to the
-    preemptor's queue and to each of the `holders`, the queues with candidates)."""
+def _pairs_read(request: PreemptionRequest, holders: tuple[str, ...], candidates: dict[str, tuple[list, int]],
+                snapshot: Snapshot, others: frozenset | None) -> set[FlavorResource]:
+    """The pairs a search with these candidates reads (`holders`: the queues with candidates;
+    `others`, if known: every pair the workloads of the other queues with candidates use)."""
     frs = set(request.frs)
     frs.update(request.usage)
     if len(request.frs) == 1:  # the candidates are all the queue's workloads on that pair
         contested = next(iter(request.frs))
-        for name in holders:
-            frs.update(snapshot.pairs_used(name, contested))
+        if others is not None:
+            frs.update(others)
+            if request.cq in holders:
+                frs.update(snapshot.pairs_used(request.cq, contested))
+        else:
+            for name in holders:
+                frs.update(snapshot.pairs_used(name, contested))
     else:
         for pairs, end in candidates.values():
             for index in range(end):
                 frs.update(pairs[index][1].usage)
-    return SearchReads(frs, [[n, n.version, (n.share.get(n.version) or share_of(n)).excess] for n in paths])
+    return frs
+
+
+def _at_start(paths: list[QuotaNode]) -> tuple[list[int], list[Share]]:
+    """The versions and shares of `paths` as a search starts (what `SearchReads` keeps)."""
+    versions = [n.version for n in paths]
+    return versions, [n.share.get(v) or share_of(n) for n, v in zip(paths, versions)]
+
+
+def _restore(nodes: list[QuotaNode], versions: list[int], shares: list[Share]) -> None:
+    """After a search that left each of `nodes` with the usage it had (as `versions_kept`):
+    each node edited gets its version back, and its share cache keeps only its share at that
+    version. The versions the search made are never seen again, and a search makes enough of
+    them to crowd the shares at the versions every later search of the cycle starts from out
+    of the cache."""
+    for node, version, share in zip(nodes, versions, shares):
+        if node.version != version:
+            node.version = version
+            cache = node.share
+            cache.clear()
+            cache[version] = share
 
 
 def _paths_of(node: QuotaNode, holders: list[QuotaNode]) -> list[QuotaNode]:
@@ -598,6 +729,23 @@ def _paths_of(node: QuotaNode, holders: list[QuotaNode]) -> list[QuotaNode]:
             path_nodes[id(current)] = current
             current = current.parent
     return list(path_nodes.values())
+
+
+class _Reclaim:
+    """What a search reads of the queues of a tree that borrow the contested pairs, the same
+    for every preemptor with the same reclaim policy and priority bound until the next commit:
+    their candidates (`entries`: CQ name -> (candidate key, workload) pairs, how many count),
+    every pair the workloads of those with candidates use (one contested pair only, else
+    None), the nodes on the paths from the root to those queues (`ids`: their ids) with their
+    versions and shares, and `holding` of those queues."""
+
+    __slots__ = ("entries", "used", "paths", "ids", "versions", "shares", "children")
+
+    def __init__(self, entries: dict[str, tuple[list, int]], used: frozenset | None, paths: list[QuotaNode],
+                 children: Mapping[int, tuple[list, list]]) -> None:
+        self.entries, self.used, self.paths, self.children = entries, used, paths, children
+        self.ids = {id(node) for node in paths}
+        self.versions, self.shares = _at_start(paths)
 
 
 class FairSharingPreemption:
@@ -612,10 +760,12 @@ class FairSharingPreemption:
         self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
         self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-        self._borrowers = UntilCommit(snapshot)  # (root, pairs) -> the tree's borrowing queues
+        # (root, pairs, policy, priority bound) -> _find_reclaimable's answer, until the next commit
+        self._borrowers = UntilCommit(snapshot)
         self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> _paths_of
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
+        self._not_below: dict[tuple, str] = {}  # (id(root), pairs) -> the last queue `_below_all` failed on
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -631,30 +781,99 @@ class FairSharingPreemption:
         every target that was not needed."""
         snap = self.snapshot
         node = snap.nodes[request.cq]
-        candidates = self._candidates(request, node)
+        candidates, reclaim = self._candidates(request, node)
         holders = tuple([name for name, (_, end) in candidates.items() if end])
         if not holders:
-            self.reads = SearchReads(request.frs | request.usage.keys(), [])
+            self.reads = SearchReads(request.frs | request.usage.keys(), [], [], [])
             return []
-        # The search edits the usage of these nodes only: the preemptor's, and a candidate's
-        # on its way up. The list depends on the tree's shape alone, so it is kept.
-        paths = self._paths.get((request.cq, holders))
+        own = candidates.get(request.cq)
+        own_holds = own is not None and own[1] > 0  # the preemptor's queue has candidates
+        if reclaim is not None:
+            as_borrower = reclaim.entries.get(request.cq)
+            as_borrower = as_borrower is not None and as_borrower[1] > 0  # ... as a borrower
+        if reclaim is None or (own_holds and not as_borrower):
+            # (the queues with candidates are not those of `reclaim`)
+            paths = self._paths_to(node, holders)
+            versions, shares = _at_start(paths)
+            children = self._holding(candidates)
+        else:
+            # The nodes on the paths to the other queues and their shares, and `holding`, are
+            # the same for every search of the cycle asking about these pairs of this tree.
+            # (With the preemptor's queue among them as a borrower but no candidates of its
+            # own, its path is read anyway, and `holding` listing it changes no walk.)
+            paths, versions, shares = reclaim.paths, list(reclaim.versions), reclaim.shares
+            extra = [n for n in node.path_nodes() if id(n) not in reclaim.ids]
+            if extra:
+                paths = paths + extra
+                extra_versions, extra_shares = _at_start(extra)
+                versions += extra_versions
+                shares = shares + extra_shares
+            children = reclaim.children if self.incremental else None
+        used = frozenset() if reclaim is None else reclaim.used
+        if reclaim is not None and as_borrower and not own_holds:
+            used = None  # (it counts pairs of the preemptor's queue, which has no candidates)
+        reads = self.reads = SearchReads(_pairs_read(request, holders, candidates, snap, used), paths, versions, shares)
+        if self.incremental and self._below_all(request, node, holders):
+            return []
+        found = self._search(request, node, candidates, children)  # (which undoes each of its edits)
+        _restore(paths, reads.versions, reads.shares)
+        return found
+
+    def _below_all(self, request: PreemptionRequest, node: QuotaNode, holders: tuple[str, ...]) -> bool:
+        """Whether the search is sure to evict nothing, without making it: the preemptor's queue
+        has no candidates, would borrow a contested pair once the request is admitted (not a
+        reclaim), and its share then is `_above` the share of every queue with candidates. Its
+        first pass would then visit those queues and take none (the first queue visited
+        already finds every queue left so), and its second pass would not be made (most
+        searches fail this way once the trees are busy). The shares with the preemptor's usage
+        in place are computed from the usage it would add at each level (`_spill`), as the
+        tournament's keys are, instead of adding it to the tree."""
+        if node.parent is None or request.cq in holders:
+            return False
+        usage = request.usage
+        if all(not node.borrowing_with(fr, usage.get(fr, 0)) for fr in request.frs):
+            return False
+        nodes, almosts = self.snapshot.nodes, self._almosts.setdefault(request.cq, {})
+        path, extras = node.path_nodes(), None
+        preemptor_shares: dict[int, Share] = {}  # id(preemptor's almost node) -> its share then
+        # The queue that failed the last such test on these pairs of this tree is asked first:
+        # it has a high share, and often fails it again (most searches then take from it).
+        hint_key = (id(path[-1]), request.frs)
+        hint = self._not_below.get(hint_key)
+        for name in (hint, *holders) if hint in holders else holders:
+            preemptor, target = almosts.get(name) or _almost_pair(node, nodes[name], almosts)
+            preemptor_new = preemptor_shares.get(id(preemptor))
+            if preemptor_new is None:
+                if extras is None:
+                    extras = _spill(node, usage)
+                level = path.index(preemptor)
+                preemptor_new = preemptor_shares[id(preemptor)] = share_of(
+                    preemptor, extras[level] if level < len(extras) else None)
+            target_old = target.share.get(target.version) or share_of(target)
+            if target_old.weight < 0 or preemptor_new.rank <= target_old.rank:  # (not `_above`, inline)
+                self._not_below[hint_key] = name
+                return False
+        return True
+
+    def _paths_to(self, node: QuotaNode, holders: tuple[str, ...]) -> list[QuotaNode]:
+        """The nodes a search may edit: the preemptor's path, and a candidate's on its way up.
+        The list depends on the tree's shape alone, so it is kept."""
+        paths = self._paths.get((node.name, holders))
         if paths is None:
             if len(self._paths) >= 4096:
                 self._paths.clear()
-            paths = self._paths[(request.cq, holders)] = _paths_of(node, [snap.nodes[name] for name in holders])
-        self.reads = _reads_of(request, paths, holders, candidates, snap)
-        with versions_kept(paths):  # the search undoes each of its edits
-            return self._search(request, node, candidates)
+            nodes = self.snapshot.nodes
+            paths = self._paths[(node.name, holders)] = _paths_of(node, [nodes[name] for name in holders])
+        return paths
 
-    def _search(self, request: PreemptionRequest, node: QuotaNode,
-                candidates: dict[str, tuple[list, int]]) -> list[Target]:
+    def _search(self, request: PreemptionRequest, node: QuotaNode, candidates: dict[str, tuple[list, int]],
+                children: Mapping[int, tuple[list, list]] | None) -> list[Target]:
         snap = self.snapshot
         order_key = candidate_order(request.cq)
         node.add_all(request.usage)  # shares are judged with the preemptor's usage in place
         targets: list[Target] = []
         almosts = self._almosts.setdefault(request.cq, {})
-        ordering = _Ordering(node, candidates, order_key, self._holding(candidates), almosts)
+        ordering = _Ordering(node, candidates, order_key, children, almosts)
         done, retry = self._first_pass(request, node, ordering, targets)
         if not done and len(self.strategies) > 1 and retry and (
                 not self.incremental or _second_chance(node, ordering, retry, snap.nodes)):
@@ -682,24 +901,50 @@ class FairSharingPreemption:
             found = self._holdings[key] = holding(self.snapshot.nodes, targets)
         return found
 
-    def _candidates(self, request: PreemptionRequest, node: QuotaNode) -> dict[str, tuple[list, int]]:
+    def _candidates(self, request: PreemptionRequest,
+                    node: QuotaNode) -> tuple[dict[str, tuple[list, int]], "_Reclaim | None"]:
         """Per ClusterQueue, its candidates in candidate order and how many of them count:
         own-queue workloads the withinClusterQueue policy allows, and workloads of queues of
-        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows."""
+        the cohort tree that borrow one of the contested pairs, as reclaimWithinCohort allows
+        (the latter with what is known of them: `_Reclaim`)."""
         policy = self.snapshot.specs[request.cq].preemption
         found = {}
         if policy.within_cluster_queue != "Never":
             found[request.cq] = self._allowed(request, request.cq, policy.within_cluster_queue)
-        if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            for cq_node in self._borrowing(node.root(), request.frs):
-                if cq_node is not node:
-                    found[cq_node.name] = self._allowed(request, cq_node.name, policy.reclaim_within_cohort)
-        return found
+        if node.parent is None or policy.reclaim_within_cohort == "Never":
+            return found, None
+        reclaim = self._reclaimable(request, node.root(), policy.reclaim_within_cohort)
+        if request.cq not in reclaim.entries:
+            found.update(reclaim.entries)
+            return found, reclaim
+        for name, entry in reclaim.entries.items():
+            if name != request.cq:
+                found[name] = entry
+        return found, reclaim
 
-    def _borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
-        """The queues of the tree borrowing one of `frs`. Searches run on the committed tree
-        (Preemptor.at_commit), so the answer holds until the snapshot's next commit."""
-        return self._borrowers.get((id(root), frs), lambda: self._find_borrowing(root, frs))
+    def _reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "_Reclaim":
+        """`_Reclaim` for the queues of the tree borrowing one of the contested pairs. It
+        depends on the pairs, the policy and the preemptor's priority only (not under
+        LowerOrNewerEqualPriority, which reads its creation time: made afresh), and, as
+        searches run on the committed tree (Preemptor.at_commit), holds until the next commit:
+        the heads of one cycle asking about the same pairs of one tree share it."""
+        if policy not in ("Any", "LowerPriority"):
+            return self._find_reclaimable(request, root, policy)
+        bound = request.preemptor.workload.priority if policy == "LowerPriority" else None
+        return self._borrowers.get((id(root), request.frs, policy, bound),
+                                   lambda: self._find_reclaimable(request, root, policy))
+
+    def _find_reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "_Reclaim":
+        entries = {cq_node.name: self._allowed(request, cq_node.name, policy)
+                   for cq_node in self._find_borrowing(root, request.frs)}
+        used = None
+        if len(request.frs) == 1:
+            contested = next(iter(request.frs))
+            pairs_used = self.snapshot.pairs_used
+            used = frozenset().union(*[pairs_used(name, contested) for name, (_, end) in entries.items() if end])
+        nodes = self.snapshot.nodes
+        paths = _paths_of(root, [nodes[name] for name, (_, end) in entries.items() if end])
+        return _Reclaim(entries, used, paths, holding(nodes, entries))
 
     def _find_borrowing(self, root: QuotaNode, frs: frozenset) -> list[QuotaNode]:
         # Only a queue with a workload holding a pair uses (so borrows) it: those are looked
@@ -707,12 +952,18 @@ class FairSharingPreemption:
         order = self._tree_order.get(id(root))
         if order is None:
             order = self._tree_order[id(root)] = {cq.name: index for index, cq in enumerate(root.subtree_cqs())}
-        nodes = self.snapshot.nodes
-        names = set()
-        for fr in frs:
-            names.update(self.snapshot.users.get(fr, ()))
-        found = [nodes[name] for name in names
-                 if name in order and any(nodes[name].borrowing(fr) for fr in frs)]
+        nodes, users = self.snapshot.nodes, self.snapshot.users
+        names: set[str] = set()
+        for fr in frs:  # (the users of a pair are those of every tree: this tree's are kept)
+            names.update(order.keys() & users.get(fr, ()))
+        found = []
+        for name in names:
+            node = nodes[name]
+            subtree, usage = node.subtree, node.usage
+            for fr in frs:
+                if subtree.get(fr, 0) < usage.get(fr, 0):  # (QuotaNode.borrowing, inline)
+                    found.append(node)
+                    break
         found.sort(key=lambda cq: order[cq.name])
         return found
 
@@ -734,12 +985,14 @@ class FairSharingPreemption:
         kept = [pair for pair in pairs if satisfies_policy(request.preemptor, pair[1], policy)]
         return kept, len(kept)
 
-    def _fits(self, node: QuotaNode, usage) -> bool:
-        with versions_kept(_path(node)):
-            node.remove_all(usage)  # (the preemptor's own usage is in place during the search)
-            ok = self.snapshot.fits(node, usage, True)
-            node.add_all(usage)
-        return ok
+    @staticmethod
+    def _fits(node: QuotaNode, usage) -> bool:
+        """Whether `usage` fits in `node` (borrowing allowed), as Snapshot.fits, where the
+        preemptor's own usage is in place during the search: it is counted as taken off."""
+        for fr, value in usage.items():
+            if value > node.available_without(fr, value):
+                return False
+        return True
 
     def _take(self, request: PreemptionRequest, node: QuotaNode, info: WorkloadInfo, reason: str,
               targets: list[Target]) -> bool:
@@ -750,24 +1003,39 @@ class FairSharingPreemption:
     def _first_pass(self, request: PreemptionRequest, node: QuotaNode, ordering: "_Ordering",
                     targets: list[Target]) -> tuple[bool, list[WorkloadInfo]]:
         """Visit target queues by share; returns (fits now, candidates left for the second
-        strategy)."""
+        strategy; none when it is sure to evict nothing)."""
         retry: list[WorkloadInfo] = []
         within_nominal = all(not node.borrowing(fr) for fr in request.frs)
+        only_above = True  # every queue visited so far was one the preemptor's share is above
+        blocker = None  # what `_Ordering.blocker` last found
         for target_node in ordering:
             if target_node is node or within_nominal:
+                only_above = False
                 reason = IN_CLUSTER_QUEUE if target_node is node else IN_COHORT_RECLAMATION
                 if self._take(request, node, ordering.pop(target_node.name), reason, targets):
                     return True, retry
                 continue
             preemptor_new, target_old = ordering.shares(target_node)
             if (preemptor_new.precise() == INF and target_old.precise() != INF) or (
-                    self.incremental and target_old.weight >= 0 and compare(preemptor_new, target_old) > 0):
+                    self.incremental and _above(preemptor_new, target_old)):
                 # An eviction only lowers the target's share (its weight not negative), so when
                 # the preemptor's share is already above the target's, neither strategy passes
                 # for any of its workloads (most visits): they all go to the second chance
                 # without a share computed (the plain path computes each).
                 retry.extend(ordering.pop_rest(target_node.name))
+                if self.incremental:
+                    blocker = ordering.blocker(blocker, len(targets), self.snapshot.nodes)
+                    if blocker is None:
+                        # So is every queue left: the rest of the walk only visits them in
+                        # turn, evicts nothing and sends their workloads to the second chance,
+                        # where none passes either if no queue visited so far was another case.
+                        if only_above:
+                            return False, []
+                        for name in ordering.still_visited(self.snapshot.nodes):
+                            retry.extend(ordering.pop_rest(name))
+                        return False, retry
                 continue
+            only_above = False
             while ordering.has_workload(target_node.name):
                 info = ordering.pop(target_node.name)
                 target_new = ordering.target_share_after_removal(target_node, info)
@@ -791,6 +1059,13 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+def _above(preemptor_new: Share, target_old: Share) -> bool:
+    """Whether neither strategy can pass for any workload of the target: the preemptor's
+    share is already above the target's, which evictions only lower (its weight not
+    negative). (Then LessThanInitialShare does not pass either.)"""
+    return target_old.weight >= 0 and compare(preemptor_new, target_old) > 0
 
 
 def _second_chance(node: QuotaNode, ordering: _Ordering, retry: list[WorkloadInfo],

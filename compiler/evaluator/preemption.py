@@ -16,7 +16,7 @@ from compiler.evaluator.models import ClusterQueue, FlavorResource
 from compiler.evaluator.preemption_common import (
     HUMAN_REASONS, PreemptionRequest, Snapshot, Strategy, Target,
 )
-from compiler.evaluator.tree import QuotaNode
+from compiler.evaluator.tree import QuotaNode, versions_kept
 
 __all__ = ["HUMAN_REASONS", "PreemptionRequest", "Preemptor", "Target"]
 
@@ -65,15 +65,19 @@ class Preemptor:
     @contextmanager
     def without(self, targets: Iterable[Target]):
         """The quota tree with `targets` evicted (simulated) inside the block, as it was again
-        after it."""
+        after it, with the same versions (what was computed from the nodes' usage before, such
+        as their fair-sharing shares, stays valid)."""
         infos = [target.info for target in targets]
-        for info in infos:
-            self.snapshot.remove(info)
-        try:
-            yield
-        finally:
+        nodes = self.snapshot.nodes
+        edited = {id(node): node for info in infos for node in nodes[info.cluster_queue].path_nodes()}
+        with versions_kept(edited.values()):
             for info in infos:
-                self.snapshot.add(info)
+                self.snapshot.remove(info)
+            try:
+                yield
+            finally:
+                for info in infos:
+                    self.snapshot.add(info)
 
     def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
                 usage: dict[FlavorResource, int]) -> list[Target]:

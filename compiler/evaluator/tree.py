@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 from compiler.evaluator.models import FlavorResource, ResourceQuota
 
 _ZERO_QUOTA = ResourceQuota(0)
+_NOTHING_TAKEN = (0,) * 64  # (QuotaNode.available: no tree is that deep)
 # Every usage change gives its node a version never handed out before, so one version of a
 # node always means one usage of it: a cache keyed by it may be kept across edits that are
 # undone (see `versions_kept`).
@@ -24,7 +25,7 @@ _VERSIONS = count(1)
 class QuotaNode:
     __slots__ = ("name", "is_cq", "parent", "quotas", "subtree", "usage", "local",
                  "child_cqs", "child_cohorts", "weight", "_height", "_capacity", "version", "lendable",
-                 "share", "stamp", "_by_name", "_plans")
+                 "share", "stamp", "_by_name", "_plans", "_path")
 
     def __init__(self, name: str, is_cq: bool, quotas: dict[FlavorResource, ResourceQuota], weight) -> None:
         self.name = name
@@ -50,6 +51,7 @@ class QuotaNode:
         # per pair, the fixed numbers `available` and `height_of_lowest_subtree_that_fits` read
         # along the path to the root (see `_plan`)
         self._plans: dict[FlavorResource, tuple] = {}
+        self._path: list[QuotaNode] | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def ancestors(self) -> Iterator["QuotaNode"]:
@@ -57,6 +59,13 @@ class QuotaNode:
         while node is not None:
             yield node
             node = node.parent
+
+    def path_nodes(self) -> list["QuotaNode"]:
+        """This node and its ancestors, the nodes a change of its usage can edit (the tree is
+        fixed once built, so the list is made once)."""
+        if self._path is None:
+            self._path = [self, *self.ancestors()]
+        return self._path
 
     def root(self) -> "QuotaNode":
         node = self
@@ -116,13 +125,15 @@ class QuotaNode:
     def local_available(self, fr: FlavorResource) -> int:
         return max(0, self.local.get(fr, 0) - self.usage.get(fr, 0))
 
-    def available(self, fr: FlavorResource) -> int:
+    def available(self, fr: FlavorResource, taken: tuple[int, ...] = _NOTHING_TAKEN) -> int:
         """What this node could still use of fr: its own unlent part plus what its parent
-        can give, capped by its borrowingLimit (computed root first, without recursion)."""
+        can give, capped by its borrowingLimit (computed root first, without recursion).
+        `taken`: the amounts of fr to count as taken off the usage of the nodes from the root
+        down to this one (`available_without`)."""
         root_usage, root_total, steps, _ = self._plan(fr)
-        available = root_total - root_usage.get(fr, 0)
-        for usage, local, cap, _, _, _ in steps:
-            used = usage.get(fr, 0)
+        available = root_total - root_usage.get(fr, 0) + taken[0]
+        for depth, (usage, local, cap, _, _, _) in enumerate(steps, 1):
+            used = usage.get(fr, 0) - taken[depth]
             if cap is not None:
                 # subtree - local - max(0, used - local) + borrowingLimit
                 capped = cap - (used - local if used > local else 0)
@@ -131,6 +142,26 @@ class QuotaNode:
             if local > used:
                 available += local - used
         return available if available > 0 else 0
+
+    def available_without(self, fr: FlavorResource, value: int) -> int:
+        """`available(fr)` once `value` of fr, which this node holds, is taken off (what
+        remove_all then available would answer), without editing the tree: each node up from
+        this one loses what it would pass up, as `_remove_usage` walks."""
+        taken: list[int] = []  # this node first
+        node: QuotaNode | None = self
+        while node is not None and value > 0:
+            taken.append(value)
+            used = node.usage.get(fr, 0)
+            stored_in_parent = used - node.local.get(fr, 0) if node.local else used
+            if stored_in_parent <= 0:
+                break
+            if value > stored_in_parent:
+                value = stored_in_parent
+            node = node.parent
+        depth = len(self.path_nodes())
+        taken += [0] * (depth - len(taken))
+        taken.reverse()
+        return self.available(fr, tuple(taken))
 
     def _plan(self, fr: FlavorResource) -> tuple:
         """The quota walks of one pair read, at every node from the root down to this one,

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair
+from compiler.evaluator.fairshare import (
+    FairSharingPreemption, FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair, share_of,
+)
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
@@ -143,6 +145,23 @@ def test_head_keys_asked_level_by_level_are_the_keys_computed_afresh() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_share_with_extra_usage_is_the_share_computed_afresh(seed: int) -> None:
+    """`share_of(node, extra)` starts from the node's own share and computes again only the
+    pairs `extra` touches: it must equal the share computed from the node's whole usage with
+    `extra` on top, whichever pairs the node borrows already or starts or stops borrowing."""
+    engine, rnd = _walk_world(seed)
+    compared = 0
+    for name in sorted(engine.nodes):
+        for node in engine.nodes[name].path_nodes():
+            for _ in range(3):
+                extra = {(rnd.choice(FLAVORS), res): rnd.randint(-2, 3) * 1000 for res in ("cpu", "gpu")}
+                got, expected = share_of(node, extra), _share(node, extra)
+                assert (got.rank, got.excess, got.borrowing) == (expected.rank, expected.excess, expected.borrowing)
+                compared += bool(expected.excess)
+    assert compared > 20
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_share_after_removal_is_the_share_of_the_tree_without_the_workload(seed: int) -> None:
     """A fair-sharing search judges a target's share after an eviction without touching the
     tree (through lendingLimits, only part of a removal reaches the parent): it must equal the
@@ -242,17 +261,16 @@ def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, 
     return seen
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
-    """The preemption walk given the tree's nodes compares only the children holding target
-    queues with candidates; it must yield the same targets in the same order as the walk
-    comparing every child, whichever queues have candidates and whatever is evicted (it keeps
-    each cohort's children in order between evictions)."""
+def _walk_world(seed: int) -> tuple[Engine, random.Random]:
+    """A fair-sharing world a few cycles in (ties among shares with odd seeds)."""
     engine = Engine(load_manifests(_world(True, seed=seed, workloads=200, queues=12, even=seed % 2 == 1)))
     engine.run(4)
-    snapshot = engine.preemptor.snapshot
-    rnd = random.Random(seed)
-    walked = 0
+    return engine, random.Random(seed)
+
+
+def _searches(engine: Engine, rnd: random.Random):
+    """(preemptor's queue, targets as a search gives them to `_Ordering`) for every queue in a
+    cohort, four times: random queues of its tree with random numbers of their workloads."""
     for name in sorted(engine.nodes) * 4:
         node = engine.nodes[name]
         if node.parent is None:
@@ -263,13 +281,107 @@ def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yield
                 pairs = sorted(((candidate_key(info), info) for info in engine.admitted[other].values()),
                                key=lambda pair: pair[0])
                 targets[other] = (pairs, rnd.randint(0, len(pairs)))
-        order_key = candidate_order(name)
+        yield node, targets
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yields(seed: int) -> None:
+    """The preemption walk given the tree's nodes compares only the children holding target
+    queues with candidates; it must yield the same targets in the same order as the walk
+    comparing every child, whichever queues have candidates and whatever is evicted (it keeps
+    each cohort's children in order between evictions)."""
+    engine, rnd = _walk_world(seed)
+    snapshot = engine.preemptor.snapshot
+    walked = 0
+    for node, targets in _searches(engine, rnd):
+        order_key = candidate_order(node.name)
         choice = rnd.random()
         whole = _walk(_Ordering(node, targets, order_key), random.Random(choice), snapshot)
         filtered = _walk(_Ordering(node, targets, order_key, holding(engine.nodes, targets)), random.Random(choice), snapshot)
         assert filtered == whole
         walked += bool(whole)
     assert walked > 5
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_queues_still_visited_are_those_the_rest_of_the_walk_visits(seed: int) -> None:
+    """A first pass that finds every queue left below the preemptor stops there, and sends
+    the workloads of the queues the rest of its walk would visit (`still_visited`) to the
+    second chance. Whatever was visited, evicted or pruned before, the rest of the walk on a
+    tree that no longer changes must visit exactly those queues."""
+    engine, rnd = _walk_world(seed)
+    snapshot = engine.preemptor.snapshot
+    compared = 0
+    for node, targets in _searches(engine, rnd):
+        ordering = _Ordering(node, targets, candidate_order(node.name), holding(engine.nodes, targets))
+        walk, evicted = iter(ordering), []
+        for target in walk:  # the walk so far, with evictions (undone below)
+            info = ordering.pop(target.name)
+            if rnd.random() < 0.5:
+                snapshot.remove(info)
+                evicted.append(info)
+            if rnd.random() < 0.3:
+                ordering.pruned_cqs.add(target.name)
+            if rnd.random() < 0.3:
+                break
+        expected = ordering.still_visited(engine.nodes)
+        visited = []
+        for target in walk:
+            visited.append(target.name)
+            ordering.pop_rest(target.name)
+        assert sorted(visited) == sorted(expected)
+        compared += bool(visited)
+        for info in evicted:
+            snapshot.add(info)
+    assert compared > 5
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_available_without_is_available_after_the_removal(seed: int) -> None:
+    """The fair-sharing search checks a fit with the preemptor's usage in place, taken off in
+    the computation (`available_without`) instead of the tree: the answer must be what
+    removing the usage and asking `available` gives, through lendingLimits (a queue keeps part
+    of its usage from its parent) and borrowingLimits, for every workload holding quota."""
+    engine, _ = _walk_world(seed)
+    checked = 0
+    for name in sorted(engine.admitted):
+        node = engine.nodes[name]
+        for info in engine.admitted[name].values():
+            expected = {}
+            node.remove_all(info.usage)
+            for fr in info.usage:
+                expected[fr] = node.available(fr)
+            node.add_all(info.usage)
+            assert {fr: node.available_without(fr, value) for fr, value in info.usage.items()} == expected
+            checked += 1
+    assert checked > 20
+
+
+def test_a_search_answered_without_being_made_evicts_nothing_when_made() -> None:
+    """A fair-sharing search whose preemptor would be above every queue with candidates is
+    answered [] without being made (`_below_all`, from the usage the request would add, the
+    tree untouched); the whole search, made on the tree with the usage added, must find no
+    target either. Requests of every pending workload in every queue of a cohort, on either
+    flavor, of random sizes, in eight worlds a few cycles in."""
+    answered = 0
+    for seed in range(8):
+        engine, rnd = _walk_world(seed)
+        fast = engine.preemptor.strategy
+        whole = FairSharingPreemption(fast.snapshot, fast.strategies, incremental=False)
+        with engine.preemptor.at_commit():
+            for name in sorted(engine.nodes):
+                node = engine.nodes[name]
+                for info in sorted(engine.infos.values(), key=lambda info: info.key):
+                    if node.parent is None or info.holds_quota:
+                        continue
+                    fr = (rnd.choice(FLAVORS), "cpu")
+                    request = PreemptionRequest(info, name, frozenset({fr}), {fr: rnd.randint(1, 6)})
+                    candidates, _ = fast._candidates(request, node)
+                    holders = tuple([cq for cq, (_, end) in candidates.items() if end])
+                    if holders and fast._below_all(request, node, holders):
+                        answered += 1
+                        assert whole.targets(request) == []
+    assert answered > 100
 
 
 @pytest.mark.parametrize("fair_sharing", [False, True])
