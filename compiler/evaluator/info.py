@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 
 from compiler.evaluator.models import FlavorResource, Workload
 
+# Each scheduling-equivalence class seen in this process, as a number: queues look classes up at
+# every push and pop, and a number hashes at once where the class's nested tuple of pod-set
+# shapes is hashed anew at every lookup. (One entry per distinct shape and priority.)
+_CLASS_IDS: dict[tuple, int] = {}
+
 
 @dataclass(eq=False)
 class WorkloadInfo:
@@ -28,7 +33,7 @@ class WorkloadInfo:
     explain: list[str] = field(default_factory=list)
     last_assignment: object = None
     pending_victims: list[str] = field(default_factory=list)  # preemptions it issued, not yet admitted
-    _hash: tuple | None = field(default=None, repr=False)
+    _hash: int | None = field(default=None, repr=False)
     _order: tuple | None = field(default=None, repr=False)
     # The last nomination (queue, scan position, state reader, state, assignment, targets,
     # readings of a failure, the pairs the state is read from) and the (flavor, resource) pairs a nomination in its ClusterQueue
@@ -50,16 +55,17 @@ class WorkloadInfo:
         return self.workload.uid or self.workload.key
 
     @property
-    def scheduling_hash(self) -> tuple:
+    def scheduling_hash(self) -> int:
         """Kueue's scheduling equivalence class (SchedulingEquivalenceHashing, on by default
-        since v0.18): priority and the shape of every pod set. Two workloads of one class get
-        the same answer from the flavor assigner in the same cluster state."""
+        since v0.18): priority and the shape of every pod set, numbered. Two workloads of one
+        class get the same answer from the flavor assigner in the same cluster state."""
         cached = self._hash
         if cached is None:
-            cached = self._hash = (self.workload.priority, tuple(
+            shape = (self.workload.priority, tuple(
                 (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())),
                  tuple(sorted(ps.node_selector.items())), repr(ps.affinity_terms), repr(ps.tolerations))
                 for ps in self.workload.podsets))
+            cached = self._hash = _CLASS_IDS.setdefault(shape, len(_CLASS_IDS))
         return cached
 
     def queue_order(self) -> tuple:

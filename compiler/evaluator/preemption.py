@@ -68,6 +68,9 @@ class Preemptor:
         after it, with the same versions (what was computed from the nodes' usage before, such
         as their fair-sharing shares, stays valid)."""
         infos = [target.info for target in targets]
+        if not infos:  # (most fits evict nothing: no edit, no version to keep)
+            yield
+            return
         nodes = self.snapshot.nodes
         edited = {id(node): node for info in infos for node in nodes[info.cluster_queue].path_nodes()}
         with versions_kept(edited.values()):

@@ -75,10 +75,10 @@ class _Queue:
         self.members: set[str] = set()
         # How many workloads of each equivalence class the heap holds: a failed head's class
         # is looked up here, not searched for in the heap (most failures have no classmate).
-        self.classes: dict[tuple, int] = {}
+        self.classes: dict[int, int] = {}
         # Equivalence classes found inadmissible since the last requeue of this queue, with the
         # head that was (BestEffortFIFO only): their members wait in the inadmissible set.
-        self.bulk_moved: dict[tuple, WorkloadInfo] = {}
+        self.bulk_moved: dict[int, WorkloadInfo] = {}
         # The heads popped since the last rescan, each found a failure and set aside with its
         # class, while nothing else entered or left the queue; None once anything else
         # happened. A moment that finds the same heads with the same answers does the same
@@ -134,7 +134,7 @@ class _Queue:
         heapq.heappush(self.heap, (info.queue_order(), id(info), info))
         self.waiting.add(self.name)
 
-    def _count(self, key: tuple, delta: int) -> None:
+    def _count(self, key: int, delta: int) -> None:
         count = self.classes.get(key, 0) + delta
         if count:
             self.classes[key] = count
