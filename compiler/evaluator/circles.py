@@ -39,12 +39,13 @@ class CircleFinder:
     the run is in (0: none found yet).
 
     The state of base cycles is kept, and every later state is compared with the bases whose
-    quota holders it has (a cheap necessary condition for the same state). Bases are spaced
-    geometrically (each `SPACING` times as far from the start as the one before, and at least
-    `MIN_GAP` cycles and a share of the cluster's size in decisions apart), so a circle of
-    period P entered at cycle M is found by about cycle max(SPACING x M, M + MIN_GAP) + P: the
-    first base in the circle comes back P cycles after it. (Brent's one moving base finds it only by about 2 x max(M, P) + P, and every cycle run
-    past the circle is a cycle of the whole cluster.)
+    quota holders and flavor-scan positions it has (cheap necessary conditions for the same
+    state). Bases are spaced geometrically (each `SPACING` times as far from the start as the
+    one before), at least `MIN_GAP` cycles and half the cluster's size in decisions apart, so a
+    circle of period P entered at cycle M is found P cycles after the first base at or after M:
+    about max(SPACING x M, M + MIN_GAP) + P for a cluster that makes decisions at each cycle
+    for a fair share of its workloads. (Brent's single moving base finds it only by about
+    2 x max(M, P) + P, and every cycle run past the circle is a cycle of the whole cluster.)
     The run then goes on to the first cycle with the cap's phase in the circle, so finding the
     circle early saves up to a period of cycles as well.
 

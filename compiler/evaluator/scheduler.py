@@ -57,8 +57,8 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
 class _Queue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
 
-    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "classes", "bulk_moved", "name",
-                 "waiting", "aside", "trail")
+    __slots__ = ("heap", "inadmissible", "strict", "sticky", "members", "classes", "bulk_moved",
+                 "name", "waiting", "aside", "trail")
 
     def __init__(self, strict: bool, name: str = "", waiting: set[str] | None = None,
                  aside: set[str] | None = None) -> None:
@@ -815,8 +815,7 @@ class Engine:
             if trail is None:
                 continue
             info = entry.info
-            if entry.status == "nofit" or (entry.status == "nocandidates" and self.state.cluster_queues[
-                    entry.cq].preemption.reclaim_within_cohort == "Any"):  # (else: a reservation)
+            if entry.status == "nofit" or (entry.status == "nocandidates" and not self._reserves(entry.cq)):
                 if info.key in queue.inadmissible:
                     trail.append(info)
                     continue
@@ -828,8 +827,12 @@ class Engine:
         does not fit, or that found no candidates in a queue that holds no reservation for it
         (reclaimWithinCohort: Any). It only records its own answer (see `_process`)."""
         mode = entry.assignment.mode
-        return mode == A_NO_FIT or (mode == A_PREEMPT and not entry.targets and self.state.cluster_queues[
-            entry.cq].preemption.reclaim_within_cohort == "Any")
+        return mode == A_NO_FIT or (mode == A_PREEMPT and not entry.targets and not self._reserves(entry.cq))
+
+    def _reserves(self, cq_name: str) -> bool:
+        """Whether a head of `cq_name` that found no preemption candidates holds the quota it
+        could use for the rest of the cycle (Kueue does unless reclaimWithinCohort is Any)."""
+        return self.state.cluster_queues[cq_name].preemption.reclaim_within_cohort != "Any"
 
     def _process(self, entry: _Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
         info = entry.info
@@ -846,7 +849,7 @@ class Engine:
             entry.reason = WAITING_FOR_QUOTA
             entry.status = "nocandidates"
             self._remember_scan(info, assignment)
-            if self.state.cluster_queues[entry.cq].preemption.reclaim_within_cohort != "Any":
+            if self._reserves(entry.cq):
                 reserve = self._reservation(assignment, node)
                 node.add_all(reserve)
                 temporary.append((node, reserve))
