@@ -4,12 +4,12 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go
+.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go speedups
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,speedups]'
 	touch $(STAMP)
 
 # actionlint (lints .github/ in the tests) is a Go program; no PyPI wheel ships its binary, so it
@@ -20,7 +20,15 @@ $(BIN)/actionlint: | $(STAMP)
 	  GOBIN="$(abspath $(BIN))" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); \
 	else echo "go not found: the actionlint tests will be skipped"; fi
 
-setup: $(STAMP) $(BIN)/actionlint
+# The engine's hot modules compiled with Cython (compiler/speedups/): rebuilt when an engine or
+# simulation source changes (a superset of the modules compiled; a source changed and not rebuilt
+# runs as Python, never stale). A failed build (no C compiler) leaves the engine in Python.
+COMPILED := compiler/_compiled/manifest.json
+$(COMPILED): $(wildcard compiler/evaluator/*.py) compiler/simulate/driver.py $(wildcard compiler/speedups/*.py) | $(STAMP)
+	@$(BIN)/python -m compiler.speedups build || echo "make: the engine runs as Python (slower); see above"
+speedups: $(COMPILED)
+
+setup: $(STAMP) $(BIN)/actionlint $(COMPILED)
 
 # The main job on the example policy: compile policies/ into out/ and print the summary.
 demo: setup
@@ -102,4 +110,4 @@ bench: setup
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info compiler/_compiled

@@ -170,6 +170,9 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args.one, args.setting, args.every_queue)))
         return
+    from compiler import speedups
+
+    print(speedups.summary())  # (the child processes import the same modules)
     for setting in (SETTINGS if args.matrix else [args.setting]):
         medians = {}
         for size in args.sizes:

@@ -36,6 +36,12 @@ from generate_policy import generate  # noqa: E402
 EXE = str(Path(sys.executable).parent / "kueue-policy")
 
 
+def _engine() -> str:
+    """Which engine the CLI runs: compiled (compiler/speedups) or pure Python."""
+    return subprocess.run([sys.executable, "-m", "compiler.speedups", "status"], capture_output=True,
+                          text=True, check=True).stdout.splitlines()[-1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[25_000, 50_000, 100_000])
@@ -62,6 +68,7 @@ def main() -> None:
         capacity = guaranteed if args.basis == "quota" else guaranteed * 3 // 2
         rate = load * capacity / (28 / 3)  # jobs per hour with a mean run of one hour
         print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
+        print(_engine())
         print(f"policy: {args.teams} teams, 10 pools, 20 cohorts, fair sharing "
               f"{'off' if args.no_fair_sharing else 'on'}; arrivals {rate:.0f}/h "
               f"({load:g} x {args.basis}), mean run 1 h")

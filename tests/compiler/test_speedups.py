@@ -1,0 +1,120 @@
+"""The compiled copies of the engine's hot modules (compiler/speedups): loaded only while their
+source is the one they were compiled from, and giving the same answers as the Python source."""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib.machinery import EXTENSION_SUFFIXES
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from kp_testing import REPO_ROOT, run_cli
+
+from compiler import speedups
+from compiler.speedups.build import build
+
+# A process that installs the finder of one build (of the package `toypkg` under `root`) and
+# imports its module: where it was loaded from, and what it answers.
+PROBE = """\
+import sys
+from pathlib import Path
+from compiler.speedups import CompiledFinder
+root = Path(sys.argv[1])
+sys.path.insert(0, str(root.parent))
+finder = CompiledFinder(root / "_compiled", root)
+sys.meta_path.insert(0, finder)
+import toypkg.hot as hot
+print(hot.__file__)
+print(hot.answer())
+print(finder.status("toypkg.hot").why)
+"""
+
+
+def _probe(root: Path, env: dict | None = None) -> list[str]:
+    import os
+
+    result = subprocess.run([sys.executable, "-c", PROBE, str(root)], capture_output=True, text=True,
+                            env={**os.environ, **(env or {})}, check=True)
+    return result.stdout.splitlines()
+
+
+def test_a_compiled_module_runs_only_while_its_source_is_the_one_it_was_built_from(tmp_path):
+    root = tmp_path / "toypkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    source = root / "hot.py"
+    source.write_text("def answer():\n    return sum(range(10))\n")
+    build(("toypkg.hot",), root=root, out=root / "_compiled", jobs=1)
+    assert sorted(p.name for p in (root / "_compiled").iterdir()) == ["manifest.json", "toypkg.hot" + EXTENSION_SUFFIXES[0]]
+
+    where, answer, why = _probe(root)
+    assert where.endswith(".so") and "_compiled" in where
+    assert (answer, why) == ("45", "compiled")
+
+    # Set aside for pure Python: the source runs, the build is kept.
+    where, answer, why = _probe(root, {speedups.PURE_PYTHON_ENV: "1"})
+    assert where == str(source) and answer == "45" and "KUEUE_POLICY_PURE_PYTHON" in why
+
+    # Edited after the build: the stale copy is never loaded, the edited source is.
+    source.write_text("def answer():\n    return 'edited'\n")
+    where, answer, why = _probe(root)
+    assert where == str(source)
+    assert answer == "edited" and why == "source changed since the build: running it as Python"
+
+
+def test_a_build_for_another_interpreter_is_not_loaded(tmp_path):
+    root = tmp_path / "toypkg"
+    (root / "_compiled").mkdir(parents=True)
+    (root / "_compiled" / "manifest.json").write_text('{"abi": "cpython-27.so", "modules": {}}')
+    finder = speedups.CompiledFinder(root / "_compiled", root)
+    assert finder.find_spec("toypkg.hot") is None
+    assert "built for cpython-27.so" in finder.status("toypkg.hot").why
+
+
+def test_make_setup_compiled_every_hot_module_from_its_current_source():
+    # (make setup builds them; a module edited since then says so here: run `make speedups`)
+    answers = speedups.status()
+    assert [a.why for a in answers if not a.compiled] == []
+    assert {a.module for a in answers} == set(speedups.HOT_MODULES)
+    for module in speedups.HOT_MODULES:
+        assert importlib.util.find_spec(module).origin.endswith(".so")
+
+
+# Arrivals above what the guaranteed quotas sustain (24 teams x 8 GPUs over a mean job of 28/3
+# GPUs for an hour: 21 jobs/h): queues back up, teams borrow and reclaim, jobs are preempted.
+@pytest.mark.parametrize("fair_sharing, jobs, rate", [(False, 1500, "31"), (True, 500, "26")])
+def test_the_compiled_engine_simulates_what_the_python_engine_does(tmp_path, fair_sharing, jobs, rate):
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    from generate_policy import generate
+
+    policy = generate(tmp_path / "policy", 24, 10, 6)
+    cluster = policy / "cluster.yaml"
+    if not fair_sharing:
+        cluster.write_text(cluster.read_text().replace("fairSharing: {enabled: true}", "fairSharing: {enabled: false}"))
+    trace = tmp_path / "trace.csv"
+    assert run_cli("trace", "synth", str(policy), "--jobs", str(jobs), "--seed", "7", "--rate", rate,
+                   "--out", str(trace)).returncode == 0
+    compiled = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
+    python = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json",
+                     env={speedups.PURE_PYTHON_ENV: "1"})
+    assert compiled.returncode == python.returncode == 0, compiled.stderr + python.stderr
+    assert compiled.stdout == python.stdout
+    summary = json.loads(compiled.stdout)
+    assert sum(team["preemptionsSuffered"] for team in summary["teams"]) > 0  # (the run preempts)
+    assert sum(team["borrowedGpuHours"] for team in summary["teams"]) > 0
+
+
+def test_status_names_each_module_and_the_engine(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "compiler.speedups", "status"], capture_output=True,
+                         text=True, check=True).stdout
+    for module in speedups.HOT_MODULES:
+        assert module in out
+    assert out.splitlines()[-1] == speedups.summary()
+    pure = subprocess.run([sys.executable, "-m", "compiler.speedups", "status"], capture_output=True, text=True,
+                          check=True, env={"PATH": "/usr/bin", speedups.PURE_PYTHON_ENV: "1"}).stdout
+    assert pure.splitlines()[-1] == f"engine: pure Python ({speedups.PURE_PYTHON_ENV} is set)"
+    assert textwrap.dedent(pure).count("is set") == len(speedups.HOT_MODULES) + 1
