@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,8 +14,10 @@ from compiler.speedups import COMPILED_DIR, HOT_MODULES, MANIFEST, PACKAGE_ROOT,
 
 def build(modules: tuple[str, ...] = HOT_MODULES, root: Path = PACKAGE_ROOT, out: Path = COMPILED_DIR,
           jobs: int = 2) -> Path:
-    """Compile `modules` (of the package at `root`) into `out` with its manifest. The folder is
-    replaced only once every module compiled: a failed build leaves the last good one."""
+    """Compile `modules` (of the package at `root`) into `out` with its manifest. Nothing in
+    `out` changes until every module compiled (a failed build leaves the last good one), and
+    then nothing a running process reads is ever rewritten in place: each binary is named after
+    its source's digest and moved in whole, then the manifest, in one rename, switches to them."""
     from Cython.Build import cythonize  # build-time only (the `speedups` extra)
     from setuptools import Distribution
     from setuptools.command.build_ext import build_ext
@@ -43,17 +46,31 @@ def build(modules: tuple[str, ...] = HOT_MODULES, root: Path = PACKAGE_ROOT, out
         command.parallel = jobs
         command.ensure_finalized()
         command.run()
-        staged = scratch_path / "out"
-        staged.mkdir()
         manifest = {"abi": abi(), "modules": {}}
-        for module, (source, _) in sources.items():
+        out.mkdir(parents=True, exist_ok=True)
+        for module, (source, copy) in sources.items():
             built = scratch_path / "lib" / Path(*module.split(".")).with_suffix(suffix)
-            binary = module + suffix
-            shutil.copyfile(built, staged / binary)
-            manifest["modules"][module] = {"source": str(source.relative_to(root)), "sha256": digest(source),
+            # (the digest of the bytes compiled, not of the source now: it may have been edited
+            # during the build)
+            sha = digest(copy)
+            binary = f"{module}.{sha[:16]}{suffix}"
+            _install(built, out / binary)
+            manifest["modules"][module] = {"source": str(source.relative_to(root)), "sha256": sha,
                                            "binary": binary}
-        (staged / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        shutil.copytree(staged, out)
+        staged = scratch_path / MANIFEST
+        staged.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        _install(staged, out / MANIFEST)
+        kept = {entry["binary"] for entry in manifest["modules"].values()} | {MANIFEST}
+        for old in out.iterdir():
+            if old.name not in kept:
+                old.unlink()
     return out
+
+
+def _install(built: Path, target: Path) -> None:
+    """`built` at `target` in one rename: a process importing meanwhile sees the old file or the
+    new one, and one that loaded the old keeps it (a loaded library overwritten in place can
+    crash the process that mapped it)."""
+    partial = target.with_name(target.name + ".partial")
+    shutil.copyfile(built, partial)
+    os.replace(partial, target)
