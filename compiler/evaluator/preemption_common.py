@@ -106,13 +106,17 @@ class Snapshot:
         # Bumped by every committed change (admission, eviction) of the quota tree: searches
         # may cache what they read between two commits (they always undo their own edits).
         self.epoch = 0
-        # Commits per (cohort tree, flavor-resource) and per cohort tree: what a search read is
-        # unchanged while these are.
-        # (defaultdicts: a reader from `version_reader` asks for pairs never committed to)
-        self.fr_versions: dict[tuple[int, FlavorResource], int] = defaultdict(int)
+        # Commits per (cohort tree, flavor-resource) and per (ClusterQueue, flavor-resource),
+        # what a search read (and what one queue's own workloads hold) is unchanged while these
+        # are; and per cohort tree.
+        # The pairs' counts live in one list, each pair at a number of its own (`_slot`): the
+        # readers (`version_reader`), asked millions of times in a simulation, look numbers up
+        # in a list, where keys of nested tuples had their hash computed anew at every lookup.
+        self._versions: list[int] = []
+        self._tree_slots: dict[tuple[int, FlavorResource], int] = {}
+        self._queue_slots: dict[tuple[str, FlavorResource], int] = {}
+        # (a defaultdict: a reader from `version_reader` may ask for a tree never committed to)
         self.tree_versions: dict[int, int] = defaultdict(int)
-        # Commits per (ClusterQueue, flavor-resource): what one queue's own workloads hold.
-        self.queue_versions: dict[tuple[str, FlavorResource], int] = defaultdict(int)
         self._roots: dict[str, int] = {}  # CQ name -> id of its root (the tree is fixed)
 
     # -- who holds quota ---------------------------------------------------------------------
@@ -145,9 +149,10 @@ class Snapshot:
     def _commit(self, info: WorkloadInfo) -> None:
         tree = self.root_of(info.cluster_queue)
         self.tree_versions[tree] += 1
+        versions = self._versions
         for fr in info.usage:
-            self.fr_versions[(tree, fr)] += 1
-            self.queue_versions[(info.cluster_queue, fr)] += 1
+            versions[_slot(self._tree_slots, versions, (tree, fr))] += 1
+            versions[_slot(self._queue_slots, versions, (info.cluster_queue, fr))] += 1
 
     def root_of(self, cq_name: str) -> int:
         """The id of the root of `cq_name`'s cohort tree."""
@@ -159,7 +164,7 @@ class Snapshot:
     def versions(self, cq_name: str, frs) -> tuple:
         """The commit versions of `frs` in the cohort tree of `cq_name`."""
         tree = self.root_of(cq_name)
-        return tuple([self.fr_versions[(tree, fr)] for fr in frs])
+        return tuple([self._versions[_slot(self._tree_slots, self._versions, (tree, fr))] for fr in frs])
 
     def tree_version(self, cq_name: str) -> int:
         return self.tree_versions[self.root_of(cq_name)]
@@ -171,11 +176,11 @@ class Snapshot:
         tree = self.root_of(cq_name)
         if whole_tree:
             return partial(self.tree_versions.__getitem__, tree)
-        return _reader(self.fr_versions, [(tree, fr) for fr in frs])
+        return _reader(self._versions, [_slot(self._tree_slots, self._versions, (tree, fr)) for fr in frs])
 
     def queue_version_reader(self, cq_name: str, frs) -> Callable[[], object]:
         """As `version_reader`, for the commits of `cq_name`'s own workloads only."""
-        return _reader(self.queue_versions, [(cq_name, fr) for fr in frs])
+        return _reader(self._versions, [_slot(self._queue_slots, self._versions, (cq_name, fr)) for fr in frs])
 
     def _count(self, info: WorkloadInfo, delta: int) -> None:
         node = self.nodes[info.cluster_queue]
@@ -319,10 +324,20 @@ class Snapshot:
             self.add(target.info)
 
 
-def _reader(versions: dict, keys: list) -> Callable[[], object]:
-    if not keys:
+def _slot(slots: dict, versions: list[int], key: tuple) -> int:
+    """The number of `key`'s commit count in `versions`, given on first use (count 0)."""
+    slot = slots.get(key)
+    if slot is None:
+        slot = slots[key] = len(versions)
+        versions.append(0)
+    return slot
+
+
+def _reader(versions: list[int], slots: list[int]) -> Callable[[], object]:
+    """The counts at `slots` of `versions` (a tuple; one slot's is a plain number)."""
+    if not slots:
         return tuple
-    return partial(itemgetter(*keys), versions)
+    return partial(itemgetter(*slots), versions)
 
 
 class UntilCommit:
