@@ -41,19 +41,14 @@ class Preemptor:
         self._classical = None if fair_sharing else ClassicalPreemption(self.snapshot)
         self._fair = FairSharingPreemption(self.snapshot, strategies, reuse) if fair_sharing else None
         self.strategy: Strategy = self._classical or self._fair
+        self._at_commit = _AtCommit(self)
 
-    @contextmanager
-    def at_commit(self):
+    def at_commit(self) -> "_AtCommit":
         """Searches asked inside this block see the committed quota tree (no usage held for
         the current cycle, every simulated eviction undone): an answer is then a function of
         the request and of what it read, and is reused until a commit (an admission or an
         eviction) changes that."""
-        self.snapshot.epoch += 1
-        self._reuse = self.reuse
-        try:
-            yield
-        finally:
-            self._reuse = False
+        return self._at_commit
 
     def track(self, info: WorkloadInfo) -> None:
         """`info` now holds quota: a candidate from now on."""
@@ -62,15 +57,17 @@ class Preemptor:
     def untrack(self, info: WorkloadInfo) -> None:
         self.snapshot.untrack(info)
 
-    @contextmanager
     def without(self, targets: Iterable[Target]):
         """The quota tree with `targets` evicted (simulated) inside the block, as it was again
         after it, with the same versions (what was computed from the nodes' usage before, such
         as their fair-sharing shares, stays valid)."""
         infos = [target.info for target in targets]
         if not infos:  # (most fits evict nothing: no edit, no version to keep)
-            yield
-            return
+            return _UNCHANGED
+        return self._evicted(infos)
+
+    @contextmanager
+    def _evicted(self, infos: list[WorkloadInfo]):
         nodes = self.snapshot.nodes
         edited = {id(node): node for info in infos for node in nodes[info.cluster_queue].path_nodes()}
         with versions_kept(edited.values()):
@@ -134,3 +131,38 @@ class Preemptor:
             answer = self._creation[cq_name] = LOWER_OR_NEWER in (policy.within_cluster_queue,
                                                                    policy.reclaim_within_cohort)
         return answer
+
+
+# The two blocks the scheduler enters on every cycle and every admission, as classes: a
+# generator-based context manager costs a generator and two interpreted calls each time.
+class _AtCommit:
+    """`Preemptor.at_commit`'s block (not reentrant: a cycle enters it once)."""
+
+    __slots__ = ("_preemptor",)
+
+    def __init__(self, preemptor: Preemptor) -> None:
+        self._preemptor = preemptor
+
+    def __enter__(self) -> None:
+        preemptor = self._preemptor
+        preemptor.snapshot.epoch += 1
+        preemptor._reuse = preemptor.reuse
+
+    def __exit__(self, *_exc) -> bool:
+        self._preemptor._reuse = False
+        return False
+
+
+class _Unchanged:
+    """`Preemptor.without` nothing: the tree as it is."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_exc) -> bool:
+        return False
+
+
+_UNCHANGED = _Unchanged()
