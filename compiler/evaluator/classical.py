@@ -12,6 +12,7 @@ is recognised first by removing every eligible candidate at once.
 from __future__ import annotations
 
 import heapq
+from itertools import chain
 from operator import itemgetter
 from typing import Iterator
 
@@ -130,7 +131,10 @@ class ClassicalPreemption:
         lists = [items for items in lists if items]
         if not lists:
             return
-        merged = lists[0] if len(lists) == 1 else _dedupe(heapq.merge(*lists, key=_KEY))
+        # (one sort of the few candidates, in C, rather than heapq.merge, a generator run as
+        # Python: keys are unique per workload, so a workload's copies from several pairs
+        # are adjacent either way, and the first is kept)
+        merged = lists[0] if len(lists) == 1 else _dedupe(sorted(chain.from_iterable(lists), key=_KEY))
         preemptor = request.preemptor
         bound = preemptor.workload.priority
         for key, info in merged:
