@@ -209,10 +209,17 @@ def _taint_text(taint: dict) -> str:
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
+def _values(requirement: dict) -> list[str]:
+    """A node selector requirement's `values` as strings (anything but a list, which the API
+    server refuses, as none)."""
+    values = requirement.get("values")
+    return [str(v) for v in values] if isinstance(values, list) else []
+
+
 def _requirement_matches(req: dict, labels: dict[str, str]) -> bool:
     key = req.get("key")
     op = req.get("operator")
-    values = [str(v) for v in req.get("values") or []]
+    values = _values(req)
     present = key in labels
     if op == "In":
         return present and labels[key] in values
@@ -250,7 +257,8 @@ def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodS
     if podset.affinity_terms:
         terms = []
         for term in podset.affinity_terms:
-            kept = [e for e in term if isinstance(e, dict) and e.get("key") in keys]
+            # (a key that is not a string is refused by the API server: it selects nothing here)
+            kept = [e for e in term if isinstance(e, dict) and isinstance(e.get("key"), str) and e["key"] in keys]
             if not kept:
                 terms = []  # a term with no relevant key matches every flavor
                 break

@@ -39,7 +39,8 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
         key, op = expr.get("key"), expr.get("operator")
         if not isinstance(key, str):  # the API server refuses such a selector: it selects nothing
             return False
-        values = [str(v) for v in expr.get("values") or []]
+        values = expr.get("values")
+        values = [str(v) for v in values] if isinstance(values, list) else []
         present = key in labels
         if op == "In" and not (present and labels[key] in values):
             return False

@@ -122,3 +122,40 @@ def test_a_selector_expression_with_a_non_string_key_selects_nothing() -> None:
     outcome = evaluate(load_manifests(docs)).workload("ns/w")
     assert outcome.status == "inadmissible"
     assert "namespace doesn't match" in outcome.reason
+
+
+def _flavors_and_workload(expression: dict) -> list:
+    """Two flavors in zones z2 (a) and z1 (b), and a workload whose node affinity holds `expression`."""
+    group = {"coveredResources": ["cpu"], "flavors": [{"name": f, "resources": [{"name": "cpu", "nominalQuota": "4"}]}
+                                                     for f in ("a", "b")]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}
+    return [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a"},
+         "spec": {"nodeLabels": {"zone": "z2"}}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "b"},
+         "spec": {"nodeLabels": {"zone": "z1"}}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [group]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+         "spec": {"clusterQueue": "cq"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+             "affinity": affinity, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}},
+    ]
+
+
+def _placed(expression: dict) -> tuple:
+    outcome = evaluate(load_manifests(_flavors_and_workload(expression))).workload("ns/w")
+    return outcome.status, outcome.assignment
+
+
+def test_a_node_affinity_expression_the_api_server_would_refuse_does_not_crash_the_flavor_scan() -> None:
+    # found by the mutation test above: a key that is a list was looked up in a flavor's labels
+    # (unhashable), and `values: 5` was iterated. Such an expression selects nothing: a term
+    # without a key the flavors carry matches every flavor; `values` that is not a list holds
+    # no value.
+    assert _placed({"key": "zone", "operator": "In", "values": ["z1"]}) == ("admitted", {"main": {"cpu": "b"}})
+    assert _placed({"key": ["zone"], "operator": "In", "values": ["z1"]}) == ("admitted", {"main": {"cpu": "a"}})
+    assert _placed({"key": "zone", "operator": "In", "values": 5})[0] == "inadmissible"
+    assert _placed({"key": "zone", "operator": "NotIn", "values": 5}) == ("admitted", {"main": {"cpu": "a"}})
