@@ -115,6 +115,7 @@ class Snapshot:
         self._versions: list[int] = []
         self._tree_slots: dict[tuple[int, FlavorResource], int] = {}
         self._queue_slots: dict[tuple[str, FlavorResource], int] = {}
+        self._readers: dict[tuple, Callable[[], object]] = {}
         # (a defaultdict: a reader from `version_reader` may ask for a tree never committed to)
         self.tree_versions: dict[int, int] = defaultdict(int)
         self._roots: dict[str, int] = {}  # CQ name -> id of its root (the tree is fixed)
@@ -176,7 +177,13 @@ class Snapshot:
         tree = self.root_of(cq_name)
         if whole_tree:
             return partial(self.tree_versions.__getitem__, tree)
-        return _reader(self._versions, [_slot(self._tree_slots, self._versions, (tree, fr)) for fr in frs])
+        # (a reader holds no state of its own: one per tree and pairs, shared by every question)
+        key = (tree, tuple(frs))
+        reader = self._readers.get(key)
+        if reader is None:
+            reader = self._readers[key] = _reader(
+                self._versions, [_slot(self._tree_slots, self._versions, (tree, fr)) for fr in key[1]])
+        return reader
 
     def queue_version_reader(self, cq_name: str, frs) -> Callable[[], object]:
         """As `version_reader`, for the commits of `cq_name`'s own workloads only."""
