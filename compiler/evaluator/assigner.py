@@ -209,9 +209,9 @@ def _taint_text(taint: dict) -> str:
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
-def _values(requirement: dict) -> list[str]:
-    """A node selector requirement's `values` as strings (anything but a list, which the API
-    server refuses, as none)."""
+def requirement_values(requirement: dict) -> list[str]:
+    """A selector requirement's `values` as strings (anything but a list, which the API server
+    refuses, as none): node affinity here, namespace selectors in the scheduler."""
     values = requirement.get("values")
     return [str(v) for v in values] if isinstance(values, list) else []
 
@@ -219,7 +219,7 @@ def _values(requirement: dict) -> list[str]:
 def _requirement_matches(req: dict, labels: dict[str, str]) -> bool:
     key = req.get("key")
     op = req.get("operator")
-    values = _values(req)
+    values = requirement_values(req)
     present = key in labels
     if op == "In":
         return present and labels[key] in values

@@ -6,7 +6,7 @@ the other."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Iterable
 
 from compiler.evaluator.classical import ClassicalPreemption
@@ -133,8 +133,8 @@ class Preemptor:
         return answer
 
 
-# The two blocks the scheduler enters on every cycle and every admission, as classes: a
-# generator-based context manager costs a generator and two interpreted calls each time.
+# The block the scheduler enters on every cycle, as a class: a generator-based context manager
+# costs a generator and two interpreted calls each time.
 class _AtCommit:
     """`Preemptor.at_commit`'s block (not reentrant: a cycle enters it once)."""
 
@@ -153,16 +153,4 @@ class _AtCommit:
         return False
 
 
-class _Unchanged:
-    """`Preemptor.without` nothing: the tree as it is."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_exc) -> bool:
-        return False
-
-
-_UNCHANGED = _Unchanged()
+_UNCHANGED = nullcontext()  # `Preemptor.without` nothing: the tree as it is

@@ -9,7 +9,7 @@ from typing import Callable
 
 from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, FIT, NO_CANDIDATES, ORACLE_READING, PREEMPT, QUOTA_READING, RECLAIM,
-    Assignment, FlavorAssigner, WAITING_FOR_QUOTA, restated, unused_quota_message,
+    Assignment, FlavorAssigner, WAITING_FOR_QUOTA, requirement_values, restated, unused_quota_message,
 )
 from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.fairshare import FairTournament, pop_fair
@@ -39,8 +39,7 @@ def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
         key, op = expr.get("key"), expr.get("operator")
         if not isinstance(key, str):  # the API server refuses such a selector: it selects nothing
             return False
-        values = expr.get("values")
-        values = [str(v) for v in values] if isinstance(values, list) else []
+        values = requirement_values(expr)
         present = key in labels
         if op == "In" and not (present and labels[key] in values):
             return False

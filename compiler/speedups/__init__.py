@@ -139,7 +139,9 @@ def status() -> list[ModuleStatus]:
         answer = finder.status(module)
         loaded = sys.modules.get(module)
         if loaded is not None and answer.compiled != _is_extension(loaded):
-            answer = ModuleStatus(module, _is_extension(loaded), "imported before the finder was installed")
+            compiled = _is_extension(loaded)
+            answer = ModuleStatus(module, compiled, "compiled" if compiled else
+                                  f"imported as Python in this process ({answer.why} now)")
         answers.append(answer)
     return answers
 

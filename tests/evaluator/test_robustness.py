@@ -122,6 +122,10 @@ def test_a_selector_expression_with_a_non_string_key_selects_nothing() -> None:
     outcome = evaluate(load_manifests(docs)).workload("ns/w")
     assert outcome.status == "inadmissible"
     assert "namespace doesn't match" in outcome.reason
+    # `values` that is not a list (refused too) holds no value: `NotIn` it selects every namespace
+    docs[1]["spec"]["namespaceSelector"] = {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": 5}]}
+    assert evaluate(load_manifests(docs)).workload("ns/w").status == "admitted"
 
 
 def _flavors_and_workload(expression: dict) -> list:
