@@ -58,6 +58,10 @@ def test_csv_trace_with_rfc3339_times_and_the_metrics_it_yields(policies, tmp_pa
     ("team,name,at,duration\na,x,0,10\nb,y,2026-11-30T09:00:00Z,5\n", 2, "mixes seconds and RFC 3339"),
     ("team,name,at,duration\na,x,0,-5\n", 2, "duration"),
     ("team,name,at\na,x,0\n", 1, "no 'duration' column"),
+    ("team,name,at,duration\na,x,0,\u00b2\n", 2, "duration: '\u00b2' is not a whole number"),
+    # Field checks run on the whole list at once: the first bad row is still the one named.
+    ("team,name,at,duration,gpus\na,x,0,10,1\nBad_Team,y,0,10,1\nc,z,0,10,1\n", 3, "team:"),
+    ("team,name,at,duration,gpus,mig\na,x,0,10,1,\na,y,0,10,1,1g.10gb\n", 3, "row: "),
     # Found after reading: the policy has no team z, job x appears twice, no such priority.
     ("team,name,at,duration,gpus\na,x,0,10,1\n\nz,y,0,10,1\n", 4, "unknown team 'z'"),
     ("team,name,at,duration,gpus\na,x,0,10,1\na,x,5,10,1\n", 3, "appears twice"),
