@@ -7,11 +7,11 @@ Follows Kueue's flavorassigner: resource groups, flavors in listed order, struct
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor
+from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, copy_with
 from compiler.quantity import format_units
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
@@ -90,9 +90,10 @@ def restated(assignment: "Assignment", messages: dict[str, str]) -> "Assignment"
     assignment, reached by the same path, where unused amounts differ."""
     def new(reasons: list[str]) -> list[str]:
         return [messages.get(reason, reason) for reason in reasons]
-    podsets = [replace(ps, reasons=new(ps.reasons), attempts=[replace(a, reasons=new(a.reasons)) for a in ps.attempts])
+    podsets = [copy_with(ps, reasons=new(ps.reasons),
+                         attempts=[copy_with(a, reasons=new(a.reasons)) for a in ps.attempts])
                for ps in assignment.podsets]
-    return replace(assignment, podsets=podsets, _message=None)
+    return copy_with(assignment, podsets=podsets, _message=None)
 
 
 @dataclass

@@ -4,6 +4,7 @@ preemption, requeueing, cycle after cycle."""
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from datetime import datetime
 from typing import Callable
 
@@ -277,6 +278,9 @@ class Engine:
         # cycles 1, 2, ...), the cycles of the moment so far, and the commit versions of their
         # trees when last checked.
         self._quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
+        # The quiet queues as (number of heads, name), sorted: the queues with a head in cycle
+        # c of the moment are a tail of the list, found by bisection instead of a walk of all.
+        self._quiet_order: list[tuple[int, str]] = []
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}
         # name -> (trail, reader, versions) of the pairs the trail's heads read, when found quiet
@@ -1189,6 +1193,7 @@ class Engine:
         self._finished_roots.clear()  # every queue is requeued here
         self._settle_admission_order()
         self._quiet = self._quiet_queues() if quiet else {}
+        self._quiet_order = sorted((len(heads), name) for name, (_, heads) in self._quiet.items())
         self._moment_cycle = 0
         for name in self._aside:
             if name in self._quiet:
@@ -1267,21 +1272,23 @@ class Engine:
         self._moment_cycle += 1
         cycle = self._moment_cycle
         snapshot = self.preemptor.snapshot
+        order = self._quiet_order
         for root, version in self._quiet_versions.items():
             now = snapshot.tree_versions[root]
             if now == version:
                 continue
             self._quiet_versions[root] = now
-            for name, (_, heads) in list(self._quiet.items()):
-                if len(heads) < cycle or snapshot.root_of(name) != root:
+            for _, name in order[bisect_left(order, (cycle,)):]:  # (a copy: waking edits the list)
+                if snapshot.root_of(name) != root:
                     continue
+                heads = self._quiet[name][1]
                 last = self._quiet_checked.get(name)
                 if last is not None and last[0] is heads and last[1]() == last[2]:
                     continue
                 self._quiet_checked.pop(name, None)
                 if not all(_reused_as_is(info, name) for info in heads[cycle - 1:]):
                     self._wake(name, cycle - 1)
-        popped = sum(1 for _, heads in self._quiet.values() if len(heads) >= cycle)
+        popped = len(order) - bisect_left(order, (cycle,))
         self.decisions += popped
         self.reused += popped
         self.quiet_heads += popped
@@ -1292,6 +1299,7 @@ class Engine:
         skipped, then its head of each of those cycles popped and set aside with the answer its
         nomination holds."""
         queue, heads = self._quiet.pop(name)
+        del self._quiet_order[bisect_left(self._quiet_order, (len(heads), name))]
         self.woken += 1
         for info in heads:
             if info in self._scanned:
@@ -1316,8 +1324,9 @@ class Engine:
     def _end_quiet(self) -> None:
         """The moment is over: a quiet queue whose last head's turn never came is walked as far
         as the moment went; the others are left as the walk would have left them."""
-        for name, (_, heads) in list(self._quiet.items()):
-            if len(heads) > self._moment_cycle:
-                self._wake(name, self._moment_cycle)
+        order = self._quiet_order
+        for _, name in order[bisect_left(order, (self._moment_cycle + 1,)):]:
+            self._wake(name, self._moment_cycle)
         self._quiet = {}
+        self._quiet_order = []
         self._quiet_versions = {}
