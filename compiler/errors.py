@@ -80,6 +80,11 @@ class PolicyError(KueuePolicyError):
         self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
         super().__init__("\n".join(d.render() for d in self.diagnostics))
 
+    def __reduce__(self):
+        # (pickled from a worker process, see compiler/forked.py: rebuilt from its diagnostics,
+        # not from the rendered text the base class would keep)
+        return type(self), (self.diagnostics,)
+
 
 class InputError(PolicyError):
     """Input that is not a policy (manifests, inventories, traces) cannot be read."""
@@ -97,6 +102,9 @@ class EnvironmentFailure(KueuePolicyError):
         self.message = message
         self.code = code
         super().__init__(self.render())
+
+    def __reduce__(self):
+        return type(self), (self.message, self.code)
 
     def render(self) -> str:
         """`error[KPnnn]: message`, as a diagnostic without a position reads (or the bare message)."""

@@ -14,13 +14,12 @@ from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePo
 from compiler.pipeline import PolicySource
 from compiler.simulate import synth
 from compiler.simulate.compare import compare, human_duration
-from compiler.simulate.runner import SimulationReport, compiled_cluster, simulate_policy
+from compiler.simulate.runner import SimulationReport, compiled_cluster, simulate_both, simulate_policy
 
 
-def _run(policy_dir: Path, trace_path: Path, cluster: str | None, label: str,
-         source: PolicySource | None = None) -> SimulationReport:
-    with progress(label):
-        return simulate_policy(source or PolicySource.from_directory(policy_dir), trace_path, cluster)
+def _run(policy_dir: Path, trace_path: Path, cluster: str | None) -> SimulationReport:
+    with progress("simulate"):
+        return simulate_policy(PolicySource.from_directory(policy_dir), trace_path, cluster)
 
 
 def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
@@ -62,18 +61,22 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
 def simulate(policy_dir: Path, trace_path: Path, cluster: str | None, compare_rev: str | None,
              html_path: Path | None, output_format: str) -> None:
     """Replay a job trace through the policy over time: waits, usage, preemptions, idle GPUs."""
-    base = None
+    before = None
     if compare_rev is not None:
-        base = _run(policy_dir, trace_path, cluster, f"simulate at {compare_rev}", _policy_at(policy_dir, compare_rev))
-    head = _run(policy_dir, trace_path, cluster, "simulate")
+        base_source = _policy_at(policy_dir, compare_rev)
+        with progress(f"simulate at {compare_rev} and in the working tree"):
+            at_revision, here = simulate_both(base_source, PolicySource.from_directory(policy_dir), trace_path, cluster)
+        before, head = at_revision.get(), here.get()
+    else:
+        head = _run(policy_dir, trace_path, cluster)
     if html_path is not None:
         from compiler.simulate.html import write_page
 
         write_page(html_path, head)
-    if base is not None:
-        changes = compare(base.summary, head.summary)
+    if before is not None:
+        changes = compare(before, head.summary)
         if output_format == "json":
-            emit_json({"base": compare_rev, "before": base.summary, "after": head.summary, "changes": changes})
+            emit_json({"base": compare_rev, "before": before, "after": head.summary, "changes": changes})
             return
         _print_changes(compare_rev, changes)
         return

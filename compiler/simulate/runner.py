@@ -12,6 +12,7 @@ from pathlib import Path
 from compiler import codes
 from compiler.errors import Diagnostic, PolicyError, SourcePosition
 from compiler.evaluator import load_manifests
+from compiler.forked import Outcome, beside
 from compiler.longrun import few_collections
 from compiler.pipeline import ClusterArtifacts, PolicySource, compile_policy
 from compiler.simulate import metrics
@@ -50,6 +51,15 @@ def load_trace(path: Path, artifacts: ClusterArtifacts) -> tuple[Trace, TraceNot
 def simulate_policy(source: PolicySource, trace_path: Path, cluster: str | None = None) -> SimulationReport:
     with few_collections():  # compile, run and summary all build large long-lived graphs
         return _simulate(source, trace_path, cluster)
+
+
+def simulate_both(before: PolicySource, after: PolicySource, trace_path: Path,
+                  cluster: str | None = None) -> tuple[Outcome[dict], Outcome[SimulationReport]]:
+    """One trace through two policies (`--compare`, the what-if of a pull request): the summary
+    of `before`'s run and `after`'s whole report, each with the error its run met. On two CPUs
+    the runs go side by side (compiler/forked.py), with the answers of one after the other."""
+    return beside(lambda: simulate_policy(before, trace_path, cluster).summary,
+                  lambda: simulate_policy(after, trace_path, cluster))
 
 
 def _simulate(source: PolicySource, trace_path: Path, cluster: str | None) -> SimulationReport:

@@ -15,7 +15,7 @@ from compiler import codes
 from compiler.errors import Diagnostic, InputError, SourcePosition
 from compiler.pipeline import PolicySource
 from compiler.simulate.compare import compare, human_duration, show
-from compiler.simulate.runner import simulate_policy
+from compiler.simulate.runner import simulate_both
 
 MAX_CHART_TEAMS = 20
 
@@ -80,13 +80,12 @@ def what_if(base: PolicySource | None, head: PolicySource, repo_root: Path,
                                          "not a file of the repository", SourcePosition(str(trace_path)))])
         if base is None:
             continue
-        try:
-            before = simulate_policy(base, trace_path, cluster)
-        except InputError:
+        before, after = simulate_both(base, head, trace_path, cluster)
+        if isinstance(before.error, InputError):
             continue  # the cluster (or the trace's teams) do not exist before the change
-        after = simulate_policy(head, trace_path, cluster)
-        results.append(WhatIfResult(cluster, relative, compare(before.summary, after.summary),
-                                    before.summary, after.summary))
+        summary = before.get()
+        results.append(WhatIfResult(cluster, relative, compare(summary, after.get().summary), summary,
+                                    after.get().summary))
     return results
 
 

@@ -164,3 +164,26 @@ def test_compare_runs_the_same_trace_through_the_policy_at_a_revision(policies, 
     assert (change["before"], change["after"], change["worse"]) == (0, 3000, True)
     missing = run_cli("simulate", str(policies), "--trace", str(trace), "--compare", "no-such-rev", cwd=repo)
     assert missing.returncode == 1 and "KP802" in missing.stderr
+    # The two runs go side by side on two CPUs: the answer is the one of one run after the other.
+    one_after_the_other = run_cli("simulate", str(policies), "--trace", str(trace), "--compare", "HEAD",
+                                  "--format", "json", cwd=repo, env={"KUEUE_POLICY_WORKERS": "1"}).stdout
+    assert json.loads(one_after_the_other) == data
+
+
+def test_compare_names_a_trace_mistake_of_the_revision(policies, tmp_path):
+    """The revision's run meets the error (its policy has no team c): it is reported as when the
+    runs went one after the other, though the working tree's run went well."""
+    repo = tmp_path
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "policies")
+    git(repo, "commit", "-q", "-m", "policy")
+    (policies / "c.yaml").write_text(team("c", "namespaces: [c]\ngpus: {guaranteed: 0}\ncapacity: on-demand-only"))
+    trace = tmp_path / "jobs.yaml"
+    trace.write_text("jobs:\n  - {name: one, team: c, at: 0, duration: 60, replicas: 1, gpus: 1}\n")
+    assert run_cli("simulate", str(policies), "--trace", str(trace)).returncode == 0
+    for workers in ("1", "2"):
+        result = run_cli("simulate", str(policies), "--trace", str(trace), "--compare", "HEAD", cwd=repo,
+                         env={"KUEUE_POLICY_WORKERS": workers})
+        assert result.returncode == 1, workers
+        assert "jobs.yaml:2" in result.stderr and "unknown team 'c'" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
