@@ -17,7 +17,7 @@ from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
-from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
+from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits, quota_reading
 
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"
@@ -568,7 +568,7 @@ class Engine:
             if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
                 continue
             if kind == QUOTA_READING:
-                now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+                now = quota_reading(node, what, amount)
                 if now != answer:
                     if now[:2] != answer[:2] or (amount <= now[2]) != (amount <= answer[2]):
                         return None
