@@ -25,6 +25,8 @@ from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosit
 POLICY_SUFFIXES = (".yaml", ".yml")
 # A policy file is written by hand; anything this large is a mistake (or an attack).
 MAX_FILE_BYTES = 8 * 1024 * 1024
+# What YAML 1.2 does not allow in a stream (its c-printable set's complement).
+_UNACCEPTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 NodePath = yamlio.NodePath
 
@@ -132,18 +134,30 @@ def _report_yaml_error(source: PolicySourceFile, text: str, error: yamlio.YamlEr
         return
     error = yamlio.familiar_error(text) or error
     position = SourcePosition(source.display_path, error.line, error.column)
-    if "\\t" in error.message or "'\\t'" in error.message or "tab" in error.message.lower():
+    if "unacceptable character" in error.message:
+        # (The reader counts characters, not lines: the position names where the character is.)
+        found = _UNACCEPTABLE.search(text)
+        if found is not None:
+            line = text.count("\n", 0, found.start()) + 1
+            column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+            position = SourcePosition(source.display_path, line, column)
+            sink.error(codes.YAML_SYNTAX, f"YAML syntax error: character U+{ord(found.group()):04X} is not "
+                       "allowed in YAML (a control character)", position)
+            return
+    if "\\t" in error.message or "'\\t'" in error.message or re.search(r"\btabs?\b", error.message.lower()):
         sink.error(codes.TABS, f"tab character is not allowed here: {error.message}", position)
         return
     context = f" ({error.context})" if error.context else ""
     sink.error(codes.YAML_SYNTAX, f"YAML syntax error: {error.message}{context}", position)
 
 
-def load_file(source: PolicySourceFile, sink: DiagnosticSink) -> list[LoadedDocument]:
-    """Load every document of one file. Problems go to `sink`; returns what could be loaded."""
-    if len(source.content) > MAX_FILE_BYTES:
-        sink.error(codes.UNREADABLE,
-                   f"file is {len(source.content)} bytes; policy files are limited to {MAX_FILE_BYTES}",
+def load_file(source: PolicySourceFile, sink: DiagnosticSink, max_bytes: int = MAX_FILE_BYTES,
+              kind: str = "policy files") -> list[LoadedDocument]:
+    """Load every document of one file. Problems go to `sink`; returns what could be loaded.
+    `max_bytes` and `kind` (as the size message names them): other YAML inputs than policy
+    files, such as job traces, are larger."""
+    if len(source.content) > max_bytes:
+        sink.error(codes.UNREADABLE, f"file is {len(source.content)} bytes; {kind} are limited to {max_bytes}",
                    SourcePosition(source.display_path))
         return []
     text = _decode(source, sink)

@@ -273,7 +273,9 @@ def familiar_error(text: str) -> YamlError | None:
         problem = (error.problem or error.context or "invalid YAML").strip()
         context = error.context.strip() if error.context and error.problem else None
         return YamlError(problem, mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, context=context)
-    except (RuamelError, RecursionError):
+    except (RuamelError, RecursionError, ValueError, KeyError, TypeError, OverflowError):
+        # (ruamel converts explicit tags as it reads, `!!int abc` raising from the conversion:
+        # then the first reader's wording stands)
         pass
     return None
 

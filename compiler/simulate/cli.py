@@ -13,6 +13,7 @@ from compiler.clikit import console as terminal_console, emit_json, format_optio
 from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
 from compiler.pipeline import PolicySource
 from compiler.simulate import synth
+from compiler.simulate.trace import MAX_DURATION
 from compiler.simulate.compare import compare, human_duration
 from compiler.simulate.runner import SimulationReport, compiled_cluster, simulate_both, simulate_policy
 
@@ -128,6 +129,13 @@ def _print_summary(summary: dict) -> None:
                    f"{skipped['message']}", err=True)
 
 
+def _finite(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    # (click's FloatRange lets nan through: every comparison with nan is false)
+    if value != value:
+        raise click.BadParameter("is not a number", context, parameter)
+    return value
+
+
 @click.group()
 def trace() -> None:
     """Make job traces for `simulate`."""
@@ -138,12 +146,12 @@ def trace() -> None:
 @click.option("--cluster", default=None, help="The cluster whose declared workloads to use.")
 @click.option("--jobs", "job_count", type=click.IntRange(1, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--rate", type=click.FloatRange(min=0.001), default=60.0, show_default=True,
-              help="Arrivals per hour (whole cluster, Poisson).")
-@click.option("--duration", "mean_duration", type=click.FloatRange(min=1), default=3600.0, show_default=True,
-              help="Mean run time in seconds.")
+@click.option("--rate", type=click.FloatRange(min=0.001, max=1e9), default=60.0, show_default=True,
+              callback=_finite, help="Arrivals per hour (whole cluster, Poisson).")
+@click.option("--duration", "mean_duration", type=click.FloatRange(min=1, max=MAX_DURATION), default=3600.0,
+              show_default=True, callback=_finite, help="Mean run time in seconds.")
 @click.option("--distribution", type=click.Choice(synth.DISTRIBUTIONS), default="exponential", show_default=True)
-@click.option("--sigma", type=click.FloatRange(min=0.01, max=5), default=1.0, show_default=True,
+@click.option("--sigma", type=click.FloatRange(min=0.01, max=5), default=1.0, show_default=True, callback=_finite,
               help="Spread of log(duration) for --distribution lognormal.")
 @click.option("--out", "out_path", type=click.Path(path_type=Path), default=None,
               help="Write here (.csv for CSV, else YAML); default: YAML on stdout.")

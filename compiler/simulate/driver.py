@@ -118,6 +118,7 @@ class Simulation:
         catalogue = load_catalogue()
         priorities = {p.name: self.cluster.priority_value(p.name) for p in self.cluster.priorities}
         runs, resolved, names = [], [], set()
+        offered: set[tuple[str, str]] = set()  # (team, MIG profile) found on a MIG pool the team accepts
         for index, job in enumerate(trace.jobs):
             # (A job's file position is looked up only for a diagnostic: on a long trace the
             # lookups would cost more than the checks.)
@@ -132,6 +133,15 @@ class Simulation:
                 continue
             names.add((job.team, job.name))
             profile = job.mig
+            if profile is not None and (team.name, profile) not in offered:
+                if not any(p.gpu_model is not None and p.gpu_model.profile_named(profile) for p in team.mig_pools):
+                    models = sorted({p.spec.gpu for p in team.mig_pools})
+                    sink.error(codes.UNKNOWN_MIG_PROFILE, f"jobs[{index}]: MIG profile '{profile}' is on no MIG "
+                               f"pool team '{job.team}' accepts" + (f" (models: {', '.join(models)})" if models else
+                                                                    "; the team accepts no MIG pool"),
+                               trace.where(index, trace_path))
+                    continue
+                offered.add((team.name, profile))
             if job.gpuMemory is not None:
                 profile = profile_for_memory(job.gpuMemory, team.mig_pools, catalogue)
                 if profile is None:

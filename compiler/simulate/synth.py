@@ -12,7 +12,10 @@ import math
 import random
 from dataclasses import dataclass
 
+from compiler import codes
+from compiler.errors import Diagnostic, InputError
 from compiler.resolved_model import ResolvedCluster
+from compiler.simulate.trace import MAX_AT, MAX_DURATION
 
 DISTRIBUTIONS = ("exponential", "lognormal", "fixed")
 SHAPE_FIELDS = ("replicas", "gpus", "mig", "gpuMemory", "cpu", "memory", "priority")
@@ -49,7 +52,8 @@ def _duration(rng: random.Random, options: SynthOptions) -> int:
         value = rng.lognormvariate(mu, options.sigma)
     else:
         value = rng.expovariate(1.0 / options.mean_duration)
-    return max(1, int(round(value)))
+    # (a trace's runs last at most MAX_DURATION: a long-tailed draw is cut there)
+    return min(MAX_DURATION, max(1, int(round(value))))
 
 
 def synthesize(cluster: ResolvedCluster, options: SynthOptions) -> list[dict]:
@@ -65,6 +69,10 @@ def synthesize(cluster: ResolvedCluster, options: SynthOptions) -> list[dict]:
         job.update({k: v for k, v in fields.items() if k != "base"})
         jobs.append(job)
         at += rng.expovariate(options.rate_per_hour / 3600.0)
+        if at > MAX_AT and index + 1 < options.jobs:
+            raise InputError([Diagnostic(codes.TRACE_BAD, f"{options.jobs} jobs at {options.rate_per_hour:g} an "
+                                         f"hour would arrive over more than {MAX_AT} s, the longest trace "
+                                         "`simulate` reads: raise --rate or lower --jobs", None)])
     return jobs
 
 

@@ -38,14 +38,18 @@ from compiler.policy import DeclaredWorkload, DnsLabel
 from compiler.validate import report_model_errors
 
 MAX_JOBS = 1_000_000
+MAX_AT = 10**10          # seconds from the trace's start (about 317 years)
+MAX_DURATION = 10**9     # seconds of one run (about 32 years)
+# A YAML trace of MAX_JOBS jobs is about 100 MB (`trace synth` writes ~104 bytes a job).
+MAX_TRACE_BYTES = 256 * 1024 * 1024
 CSV_COLUMNS = ("team", "name", "at", "duration", "replicas", "gpus", "mig", "gpuMemory", "cpu", "memory", "priority")
 INTEGER_COLUMNS = {"duration", "replicas", "gpus"}
 
 
 class TraceJob(DeclaredWorkload):
     team: DnsLabel
-    at: Annotated[StrictInt, Field(ge=0, le=10**10)] = 0
-    duration: Annotated[StrictInt, Field(ge=1, le=10**9)]
+    at: Annotated[StrictInt, Field(ge=0, le=MAX_AT)] = 0
+    duration: Annotated[StrictInt, Field(ge=1, le=MAX_DURATION)]
 
 
 class Trace(BaseModel):
@@ -88,16 +92,20 @@ def read_bytes(path: Path) -> bytes:
         raise _error(f"cannot read trace: {error.strerror or error}", str(path), code=codes.UNREADABLE) from None
 
 
+_EXPORT_KIND = re.compile(rb"^kind:[ \t]*[\"']?(List|Workload)[\"']?[ \t]*\r?$", re.MULTILINE)
+_JOBS_KEY = re.compile(rb"^[\"']?jobs[\"']?[ \t]*:", re.MULTILINE)
+
+
 def is_kueue_export(content: bytes) -> bool:
-    """A YAML file of Workload objects (or a `kind: List` of them), rather than a `jobs` list."""
-    head = content[:65536].decode("utf-8", "replace")
-    return bool(re.search(r"^kind:\s*(List|Workload)\s*$", head, re.MULTILINE)) and not re.search(
-        r"^jobs:", head, re.MULTILINE)
+    """A YAML file of Workload objects (or a `kind: List` of them), rather than a `jobs` list:
+    a top-level `kind:` anywhere in the file (`kubectl get -o yaml` sorts keys, so a List's
+    `kind:` comes after all its items, at the very end of a large export)."""
+    return bool(_EXPORT_KIND.search(content)) and not _JOBS_KEY.search(content)
 
 
 def read_yaml_trace(path: Path, content: bytes) -> Trace:
     sink = DiagnosticSink()
-    documents = load_file(PolicySourceFile(str(path), content), sink)
+    documents = load_file(PolicySourceFile(str(path), content), sink, max_bytes=MAX_TRACE_BYTES, kind="trace files")
     sink.raise_if_errors()
     if len(documents) != 1 or not isinstance(documents[0].data, dict):
         raise _error("a trace file holds one document with a `jobs` list", str(path), code=codes.DOC_NOT_MAPPING)
@@ -127,18 +135,21 @@ def read_csv_trace(path: Path, content: bytes) -> Trace:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise _error(f"not UTF-8 (byte {error.start})", where, code=codes.UNREADABLE) from None
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _csv_rows(text, where)
     if not rows:
         raise _error("empty CSV trace: the first line names the columns (team,name,at,duration,...)", where, 1)
-    header = [cell.strip() for cell in rows[0]]
+    header = [cell.strip() for cell in rows[0][1]]
     unknown = [c for c in header if c not in CSV_COLUMNS]
     if unknown:
         raise _error(f"unknown column {unknown[0]!r}; a CSV trace has the columns {', '.join(CSV_COLUMNS)}", where, 1)
     missing = [c for c in ("team", "name", "duration") if c not in header]
     if missing:
         raise _error(f"the header has no {missing[0]!r} column", where, 1)
+    twice = next((c for i, c in enumerate(header) if c in header[:i]), None)
+    if twice is not None:
+        raise _error(f"the header names the column {twice!r} twice", where, 1)
     records: list[tuple[int, dict]] = []
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in rows[1:]:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
@@ -159,6 +170,20 @@ def read_csv_trace(path: Path, content: bytes) -> Trace:
         column = ".".join(str(p) for p in location[2:]) or "row"
         raise _error(f"{column}: {item['msg']}", where, lines[location[1]]) from None
     return trace.located(lambda index: SourcePosition(where, lines[index]))
+
+
+def _csv_rows(text: str, where: str) -> list[tuple[int, list[str]]]:
+    """(line where the row starts, cells) for every row. Rows end at \\n, \\r\\n or a lone \\r,
+    and a quoted cell may hold line breaks: the line numbers count lines, not rows."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows, line = [], 1
+    try:
+        for row in reader:
+            rows.append((line, row))
+            line = reader.line_num + 1
+    except csv.Error as error:
+        raise _error(f"cannot read this CSV: {error}", where, reader.line_num or 1) from None
+    return rows
 
 
 def _csv_jobs(records: list[tuple[int, dict]], where: str) -> list[dict]:
@@ -185,9 +210,10 @@ def _csv_jobs(records: list[tuple[int, dict]], where: str) -> list[dict]:
         for column in INTEGER_COLUMNS | ({"at"} if start is None else set()):
             if column in values:
                 text = str(values[column])
-                # (str.isdecimal is the \d of a str pattern: the digits int() reads.)
-                if not (len(text) <= 12 and text.isdecimal()):
+                if not (text.isascii() and text.isdecimal()):
                     raise _error(f"{column}: {text!r} is not a whole number", where, line)
+                if len(text.lstrip("0")) > 12:
+                    raise _error(f"{column}: {text} is out of range (at most 12 digits)", where, line)
                 values[column] = int(text)
         jobs.append(values)
     return jobs
