@@ -236,50 +236,151 @@ def _dns_label(name: str) -> str:
     return label or "job"
 
 
+_MAX_AT = 10**10  # TraceJob.at's bound: seconds from the export's first Workload
+_MAX_DURATION = 10**9  # TraceJob.duration's
+# What a trace field of an exported Workload was read from, for a note on a value out of bounds.
+_FIELD_SOURCES = {"gpus": "nvidia.com/gpu per pod", "mig": "the MIG profile of its nvidia.com/mig-<profile> request",
+                  "cpu": "cpu per pod", "memory": "memory per pod", "replicas": "pods, spec.podSets[].count",
+                  "at": "seconds from the export's first creationTimestamp",
+                  "duration": "run time in seconds, QuotaReserved to Finished", "priority": "priority class name",
+                  "name": "metadata.name"}
+
+
+def _as_mapping(value: object) -> dict:
+    """Export data of the wrong type (a string where a mapping belongs) reads as absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def _export_time(value: object) -> datetime.datetime | None:
+    """An RFC 3339 time of an export (with its offset), else None."""
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+    return _parse_time(value) if isinstance(value, str) else None
+
+
+def _conditions(doc: dict) -> list[dict]:
+    conditions = _as_mapping(doc.get("status")).get("conditions")
+    return [c for c in conditions if isinstance(c, dict)] if isinstance(conditions, list) else []
+
+
 def _condition_time(doc: dict, *types: str) -> datetime.datetime | None:
-    conditions = (doc.get("status") or {}).get("conditions") or []
+    conditions = _conditions(doc)
     for wanted in types:
         for condition in conditions:
-            if (isinstance(condition, dict) and condition.get("type") == wanted
-                    and condition.get("status") == "True"):
-                moment = _parse_time(str(condition.get("lastTransitionTime", "")))
+            if condition.get("type") == wanted and condition.get("status") == "True":
+                moment = _export_time(condition.get("lastTransitionTime"))
                 if moment is not None:
                     return moment
     return None
 
 
+def _bad_condition_times(doc: dict, *types: str) -> list[str]:
+    """What the True conditions of these types hold as lastTransitionTime when it is no time."""
+    return [repr(c.get("lastTransitionTime")) for c in _conditions(doc)
+            if c.get("type") in types and c.get("status") == "True"
+            and _export_time(c.get("lastTransitionTime")) is None]
+
+
 @dataclass
 class ExportedJob:
-    """One Workload of an export, before it becomes a TraceJob (times still absolute)."""
+    """One Workload of an export, before it becomes a TraceJob (times still absolute). A Workload
+    that cannot be read has `rejected` (why) and no times; `notes` are what reading it left out."""
 
     namespace: str
     name: str
-    created: datetime.datetime
+    created: datetime.datetime | None
     started: datetime.datetime | None
     finished: datetime.datetime | None
     shape: dict
     where: SourcePosition | None
+    notes: list[Diagnostic] = field(default_factory=list)
+    rejected: Diagnostic | None = None
+
+
+def _rejected(namespace: str, name: str, why: str, where: SourcePosition | None,
+              related: SourcePosition | None = None) -> ExportedJob:
+    return ExportedJob(namespace, name, None, None, None, {}, where, rejected=Diagnostic(
+        codes.TRACE_BAD, f"{namespace}/{name}: {why}; skipped", where, Severity.WARNING, related))
 
 
 def export_jobs(documents: list[tuple[object, SourcePosition]]) -> list[ExportedJob]:
-    """The Workloads of a `kubectl get workloads -A -o yaml` export, with their times and shape."""
+    """The Workloads of a `kubectl get workloads -A -o yaml` export, with their times and shape;
+    the ones that cannot be read come back rejected, with the reason (see `from_export`)."""
     from compiler.evaluator import load_documents
 
     docs = []
     for doc, where in documents:
         items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
-        docs += [(item, where) for item in items or [] if isinstance(item, dict) and item.get("kind") == "Workload"]
+        docs += [(item, where) for item in (items if isinstance(items, list) else [])
+                 if isinstance(item, dict) and item.get("kind") == "Workload"]
     state = load_documents(docs)
     by_key = {w.key: w for w in state.workloads}
+    # A YAML export gives each item its line; JSON gives them all the file's position, and the
+    # reader's warnings are then told apart by the Workload they name.
+    distinct = len({where for _, where in docs}) == len(docs)
+    said: dict[object, list[Diagnostic]] = {}
+    for diagnostic in state.warnings:
+        if diagnostic.code != codes.EVAL_DUPLICATE:  # a Workload twice is reported below
+            about = diagnostic.position if distinct else \
+                diagnostic.message.removeprefix("Workload ").split(": ", 1)[0]
+            said.setdefault(about, []).append(diagnostic)
+    first: dict[str, SourcePosition | None] = {}
     jobs = []
     for doc, where in docs:
-        meta = doc.get("metadata") or {}
-        workload = by_key.get(f"{meta.get('namespace')}/{meta.get('name')}")
-        if workload is None:
+        meta = doc.get("metadata")
+        namespace = meta.get("namespace") if isinstance(meta, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        ns_text = namespace if isinstance(namespace, str) and namespace else "<no namespace>"
+        name_text = name if isinstance(name, str) and name else "<no name>"
+        if not isinstance(meta, dict):
+            jobs.append(_rejected(ns_text, name_text, "metadata is not a mapping", where))
             continue
-        jobs.append(ExportedJob(workload.namespace, workload.name, workload.created,
-                                _condition_time(doc, "QuotaReserved", "Admitted"), _condition_time(doc, "Finished"),
-                                _shape(workload, doc), where))
+        if name_text == "<no name>" or ns_text == "<no namespace>":
+            missing = "metadata.name" if name_text == "<no name>" else "metadata.namespace"
+            jobs.append(_rejected(ns_text, name_text, f"{missing} is missing or not a string", where))
+            continue
+        key = f"{namespace}/{name}"
+        if key in first:
+            jobs.append(_rejected(namespace, name, "the export holds this Workload twice: only the first is read",
+                                  where, first[key]))
+            continue
+        first[key] = where
+        workload = by_key.get(key)
+        loader_said = said.get(where if distinct else key, [])
+        if workload is None or (distinct and workload.source is not None and workload.source != where):
+            why = "; ".join(d.message.removeprefix(f"Workload {key}: ").removesuffix("; skipped")
+                            for d in loader_said) or (
+                "it has no apiVersion" if not isinstance(doc.get("apiVersion"), str) else
+                "the Kueue object reader skipped it")
+            jobs.append(_rejected(namespace, name, f"not a usable Workload ({why})", where))
+            continue
+        created_text = meta.get("creationTimestamp")
+        created = _export_time(created_text)
+        if created is None:
+            jobs.append(_rejected(namespace, name, "metadata.creationTimestamp is missing or not an RFC 3339 time "
+                                  f"(got {created_text!r}): its arrival is unknown", where))
+            continue
+        notes = [Diagnostic(d.code, d.message, d.position, Severity.WARNING, d.related) for d in loader_said]
+
+        def note(message: str) -> None:
+            notes.append(Diagnostic(codes.TRACE_BAD, f"{key}: {message}", where, Severity.WARNING))
+
+        status, spec = doc.get("status"), _as_mapping(doc.get("spec"))
+        if status is not None and not isinstance(status, dict):
+            note("status is not a mapping: read as no status (no admission, never finished)")
+        elif status is not None and status.get("conditions") is not None \
+                and not isinstance(status.get("conditions"), list):
+            note("status.conditions is not a list: read as no conditions")
+        started = _condition_time(doc, "QuotaReserved", "Admitted")
+        finished = _condition_time(doc, "Finished")
+        if started is None and (bad := _bad_condition_times(doc, "QuotaReserved", "Admitted")):
+            note(f"its QuotaReserved/Admitted condition has no valid lastTransitionTime (got {', '.join(bad)})")
+        if finished is None and (bad := _bad_condition_times(doc, "Finished")):
+            note(f"its Finished condition has no valid lastTransitionTime (got {', '.join(bad)}): taken as still "
+                 "running at the export's last moment")
+        if spec.get("priorityClassRef") is not None and not isinstance(spec.get("priorityClassRef"), dict):
+            note(f"spec.priorityClassRef is not a mapping (got {spec.get('priorityClassRef')!r}): ignored")
+        jobs.append(ExportedJob(namespace, name, created, started, finished, _shape(workload, doc), where, notes))
     return jobs
 
 
@@ -301,52 +402,104 @@ def _shape(workload, doc: dict) -> dict:
         shape["cpu"] = f"{main.per_pod['cpu']}m"
     if main.per_pod.get("memory"):
         shape["memory"] = str(main.per_pod["memory"])
-    spec = doc.get("spec") or {}
-    priority = (spec.get("priorityClassRef") or {}).get("name") or spec.get("priorityClassName")
-    if isinstance(priority, str):
+    spec = _as_mapping(doc.get("spec"))
+    priority = _as_mapping(spec.get("priorityClassRef")).get("name") or spec.get("priorityClassName")
+    if isinstance(priority, str) and priority:
         shape["priority"] = priority
     return shape
 
 
+def _why_invalid(error: ValidationError, fields: dict) -> str:
+    """A ValidationError of a TraceJob in the export's terms: which value, read from where, and why."""
+    parts = []
+    for problem in error.errors():
+        name = str(problem["loc"][0]) if problem.get("loc") else ""
+        value = f" = {fields[name]!r}" if name in fields else ""
+        source = f" ({_FIELD_SOURCES[name]})" if name in _FIELD_SOURCES else ""
+        parts.append(f"{name or 'the job'}{value}{source}: {problem['msg']}")
+    return "; ".join(parts)
+
+
+def _arrival_window(jobs: list[ExportedJob]) -> tuple[datetime.datetime, datetime.datetime]:
+    """The first and last creation time of the _MAX_AT-second window holding the most Workloads:
+    one created centuries apart from the rest (0001-01-01) is the odd one, not all the others.
+    Of windows alike, the one with the most admissions in it (or soon after), then the latest."""
+    import bisect
+
+    times = sorted(job.created for job in jobs)
+    seconds = [moment.timestamp() for moment in times]
+    admitted = sorted(job.started.timestamp() for job in jobs if job.started is not None)
+    best, low = (-1, 0, 0, 0), 0
+    for high in range(len(times)):
+        while seconds[high] - seconds[low] > _MAX_AT:
+            low += 1
+        if high - low >= best[0]:
+            inside = (bisect.bisect_right(admitted, seconds[high] + _MAX_DURATION)
+                      - bisect.bisect_left(admitted, seconds[low]))
+            best = max(best, (high - low, inside, low, high))
+    return times[best[2]], times[best[3]]
+
+
 def from_export(jobs: list[ExportedJob], team_of_namespace: dict[str, str], priorities: set[str],
                 path: str) -> tuple[Trace, TraceNotes]:
-    """A trace from exported Workloads: jobs of namespaces no team owns, and jobs never admitted,
-    are reported in the notes, not dropped silently."""
+    """A trace from exported Workloads: jobs of namespaces no team owns, jobs never admitted,
+    Workloads that cannot be read or whose values a trace cannot hold are reported in the notes,
+    not dropped silently."""
     notes = TraceNotes()
-    horizon = max([t for j in jobs for t in (j.created, j.started, j.finished) if t is not None], default=None)
+
+    def skip(job: ExportedJob, message: str, code: str = codes.TRACE_BAD) -> None:
+        notes.skipped.append(Diagnostic(code, f"{job.namespace}/{job.name} {message}", job.where, Severity.WARNING))
+
     usable = []
     for job in jobs:
+        if job.rejected is not None:
+            notes.skipped.append(job.rejected)
+            continue
         team = team_of_namespace.get(job.namespace)
         if team is None:
             notes.unknown_teams[job.namespace] = notes.unknown_teams.get(job.namespace, 0) + 1
             continue
+        notes.skipped += job.notes
         if not any(key in job.shape for key in ("gpus", "mig", "cpu", "memory")):
-            notes.skipped.append(Diagnostic(codes.TRACE_BAD, f"{job.namespace}/{job.name} requests no GPU, MIG "
-                                            "instance, cpu or memory: nothing a quota counts", job.where,
-                                            Severity.WARNING))
+            skip(job, "requests no GPU, MIG instance, cpu or memory: nothing a quota counts")
             continue
         if job.started is None:
-            notes.skipped.append(Diagnostic(codes.TRACE_NO_RUN_TIME, f"{job.namespace}/{job.name} was never "
-                                            "admitted in the export: its run time is unknown", job.where,
-                                            Severity.WARNING))
+            skip(job, "was never admitted in the export: its run time is unknown", codes.TRACE_NO_RUN_TIME)
             continue
         usable.append((job, team))
-    if not usable:
-        raise InputError(notes.skipped + [Diagnostic(codes.TRACE_BAD, "the export has no Workload of the "
-                                                     "policy's teams with a run time", SourcePosition(path))])
-    start = min(job.created for job, _ in usable)
     trace_jobs, names, places = [], set(), []
+    if usable:
+        start, last = _arrival_window([job for job, _ in usable])
+        # A job still running runs until the export's last moment: its latest time, leaving out
+        # a time too far away for any job to reach (a Finished in 2226 would stretch them all).
+        horizon = max(t for j in jobs for t in (j.created, j.started, j.finished)
+                      if t is not None and (t - last).total_seconds() <= _MAX_DURATION)
     for job, team in usable:
-        places.append(job.where or SourcePosition(path))
+        if not start <= job.created <= last:
+            skip(job, f"was created at {job.created.isoformat()}, more than {_MAX_AT} seconds apart from the "
+                 f"export's other Workloads ({start.isoformat()} to {last.isoformat()}): skipped")
+            continue
         end = job.finished or horizon
+        shape = dict(job.shape)
+        if "priority" in shape and shape["priority"] not in priorities:
+            skip(job, f"has priority class {shape.pop('priority')!r}, which the policy does not define: it gets "
+                 "its team's default priority")
         name = _dns_label(job.name)
         while (team, name) in names:
             name = _dns_label(f"{name[:55]}-{len(names)}")
+        fields = {"team": team, "name": name, "at": int((job.created - start).total_seconds()),
+                  "duration": max(1, int((end - job.started).total_seconds())), **shape}
+        try:
+            trace_job = TraceJob.model_validate(fields)
+        except ValidationError as error:
+            skip(job, f"cannot be simulated: {_why_invalid(error, fields)}; skipped")
+            continue
         names.add((team, name))
-        shape = dict(job.shape)
-        if shape.get("priority") not in priorities:
-            shape.pop("priority", None)
-        trace_jobs.append(TraceJob.model_validate({
-            "team": team, "name": name, "at": int((job.created - start).total_seconds()),
-            "duration": max(1, int((end - job.started).total_seconds())), **shape}))
+        trace_jobs.append(trace_job)
+        places.append(job.where or SourcePosition(path))
+    if not trace_jobs:
+        raise InputError(notes.skipped + [Diagnostic(codes.TRACE_BAD, "the export has no Workload of the "
+                                                     "policy's teams with a run time", SourcePosition(path))])
+    if len(trace_jobs) > MAX_JOBS:
+        raise _error(f"the export has {len(trace_jobs)} usable Workloads; a trace holds at most {MAX_JOBS}", path)
     return Trace(jobs=trace_jobs).located(places.__getitem__), notes
