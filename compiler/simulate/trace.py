@@ -236,8 +236,6 @@ def _dns_label(name: str) -> str:
     return label or "job"
 
 
-_MAX_AT = 10**10  # TraceJob.at's bound: seconds from the export's first Workload
-_MAX_DURATION = 10**9  # TraceJob.duration's
 # What a trace field of an exported Workload was read from, for a note on a value out of bounds.
 _FIELD_SOURCES = {"gpus": "nvidia.com/gpu per pod", "mig": "the MIG profile of its nvidia.com/mig-<profile> request",
                   "cpu": "cpu per pod", "memory": "memory per pod", "replicas": "pods, spec.podSets[].count",
@@ -421,7 +419,7 @@ def _why_invalid(error: ValidationError, fields: dict) -> str:
 
 
 def _arrival_window(jobs: list[ExportedJob]) -> tuple[datetime.datetime, datetime.datetime]:
-    """The first and last creation time of the _MAX_AT-second window holding the most Workloads:
+    """The first and last creation time of the MAX_AT-second window holding the most Workloads:
     one created centuries apart from the rest (0001-01-01) is the odd one, not all the others.
     Of windows alike, the one with the most admissions in it (or soon after), then the latest."""
     import bisect
@@ -431,10 +429,10 @@ def _arrival_window(jobs: list[ExportedJob]) -> tuple[datetime.datetime, datetim
     admitted = sorted(job.started.timestamp() for job in jobs if job.started is not None)
     best, low = (-1, 0, 0, 0), 0
     for high in range(len(times)):
-        while seconds[high] - seconds[low] > _MAX_AT:
+        while seconds[high] - seconds[low] > MAX_AT:
             low += 1
         if high - low >= best[0]:
-            inside = (bisect.bisect_right(admitted, seconds[high] + _MAX_DURATION)
+            inside = (bisect.bisect_right(admitted, seconds[high] + MAX_DURATION)
                       - bisect.bisect_left(admitted, seconds[low]))
             best = max(best, (high - low, inside, low, high))
     return times[best[2]], times[best[3]]
@@ -473,10 +471,10 @@ def from_export(jobs: list[ExportedJob], team_of_namespace: dict[str, str], prio
         # A job still running runs until the export's last moment: its latest time, leaving out
         # a time too far away for any job to reach (a Finished in 2226 would stretch them all).
         horizon = max(t for j in jobs for t in (j.created, j.started, j.finished)
-                      if t is not None and (t - last).total_seconds() <= _MAX_DURATION)
+                      if t is not None and (t - last).total_seconds() <= MAX_DURATION)
     for job, team in usable:
         if not start <= job.created <= last:
-            skip(job, f"was created at {job.created.isoformat()}, more than {_MAX_AT} seconds apart from the "
+            skip(job, f"was created at {job.created.isoformat()}, more than {MAX_AT} seconds apart from the "
                  f"export's other Workloads ({start.isoformat()} to {last.isoformat()}): skipped")
             continue
         end = job.finished or horizon

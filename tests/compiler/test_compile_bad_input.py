@@ -49,6 +49,12 @@ CASES = {
     "YAML syntax error": (
         {"cluster.yaml": CLUSTER, "a.yaml": TEAM_A.replace("[a]", "[a")},
         [("KP101", "a.yaml:", "YAML syntax error")]),
+    "explicit tag that does not convert": (
+        {"cluster.yaml": CLUSTER, "a.yaml": TEAM_A.replace("guaranteed: 8", "guaranteed: !!int eight")},
+        [("KP101", "a.yaml:8:", "YAML syntax error")]),
+    "control character": (
+        {"cluster.yaml": CLUSTER, "a.yaml": TEAM_A.replace("namespaces: [a]", "namespaces: [a\x01]")},
+        [("KP101", "a.yaml:7:17", "U+0001 is not allowed in YAML")]),
     "non-UTF-8 file": (
         {"cluster.yaml": CLUSTER, "a.yaml": TEAM_A.encode() + b"# caf\xe9\n"},
         [("KP102", "a.yaml:9:6", "not valid UTF-8")]),

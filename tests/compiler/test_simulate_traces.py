@@ -66,6 +66,14 @@ def test_csv_trace_with_rfc3339_times_and_the_metrics_it_yields(policies, tmp_pa
     ("team,name,at,duration,gpus\na,x,0,10,1\n\nz,y,0,10,1\n", 4, "unknown team 'z'"),
     ("team,name,at,duration,gpus\na,x,0,10,1\na,x,5,10,1\n", 3, "appears twice"),
     ("team,name,at,duration,gpus,priority\na,x,0,10,1,urgent\n", 2, "unknown priority 'urgent'"),
+    ("team,name,at,duration,mig\na,x,0,10,1g.10gb\n", 2, "MIG profile '1g.10gb' is on no MIG pool team 'a'"),
+    # Lines, not rows: a quoted cell may hold a line break; a lone CR ends a line too.
+    ('team,name,at,duration,gpus\na,x,0,10,"1\n"\nz,y,0,10,1\n', 4, "unknown team 'z'"),
+    ("team,name,at,duration,gpus\ra,x,0,10,1\rz,y,0,10,1\r", 3, "unknown team 'z'"),
+    ("team,name,at,duration\na," + "n" * 140_000 + ",0,10\n", 2, "cannot read this CSV: field larger"),
+    ("team,name,at,duration,gpus,gpus\na,x,0,10,1,2\n", 1, "names the column 'gpus' twice"),
+    ("team,name,at,duration\na,x,0,10000000000000000000000\n", 2, "duration: 10000000000000000000000 is out of range"),
+    ("team,name,at,duration\na,x,0,\u0661\u0662\n", 2, "is not a whole number"),
 ])
 def test_bad_csv_rows_name_file_and_line(policies, tmp_path, body, line, words):
     trace = tmp_path / "jobs.csv"
@@ -187,3 +195,78 @@ def test_compare_names_a_trace_mistake_of_the_revision(policies, tmp_path):
         assert result.returncode == 1, workers
         assert "jobs.yaml:2" in result.stderr and "unknown team 'c'" in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_leading_zeros_are_a_number_not_a_long_one(policies, tmp_path):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("team,name,at,duration,gpus\na,x,0000000000000,0000000000060,1\n")
+    assert simulate_json(policies, trace)["jobs"][0]["finished"] == 60
+
+
+def test_a_yaml_trace_may_be_larger_than_a_policy_file(policies, tmp_path):
+    """Policy files are refused above 8 MiB; a trace of 100,000 jobs is about 10 MB of YAML."""
+    trace = tmp_path / "jobs.yaml"
+    trace.write_text("jobs:\n  - {name: one, team: a, at: 0, duration: 60, gpus: 1}\n" + ("# padding\n" * 900_000))
+    assert trace.stat().st_size > 8 * 1024 * 1024
+    assert simulate_json(policies, trace)["run"]["jobs"] == 1
+
+
+@pytest.mark.parametrize("body, words", [
+    # A tag whose value does not convert: reported, in the reader's words, at its line.
+    ("jobs:\n  - {name: one, team: a, at: !!int abc, duration: 60, gpus: 1}\n", "jobs.yaml:2:"),
+    ("jobs:\n  - {name: one, team: a, at: 0, duration: !!float abc, gpus: 1}\n", "jobs.yaml:2:"),
+    # A control character is named by its line and column, and is no "tab".
+    ("jobs:\n  - {name: o\x00ne, team: a, at: 0, duration: 60, gpus: 1}\n", "jobs.yaml:2:13: error[KP101]: "
+     "YAML syntax error: character U+0000 is not allowed in YAML"),
+])
+def test_yaml_that_the_reader_refuses_is_named_without_a_traceback(policies, tmp_path, body, words):
+    trace = tmp_path / "jobs.yaml"
+    trace.write_text(body)
+    result = run_cli("simulate", str(policies), "--trace", str(trace))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert words in result.stderr, result.stderr
+    assert "tab character" not in result.stderr
+
+
+def test_a_large_export_is_read_as_an_export(policies, tmp_path):
+    """`kubectl get -o yaml` sorts keys: a List's `kind:` is its last line, past any fixed-size
+    head of a large export."""
+    items = [f"""- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: Workload
+  metadata: {{creationTimestamp: "2026-11-30T09:{i // 60:02d}:{i % 60:02d}Z", name: w{i}, namespace: a}}
+  spec:
+    podSets:
+    - count: 1
+      name: main
+      template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: "1"}}}}}}]}}}}
+  status:
+    conditions:
+    - {{lastTransitionTime: "2026-11-30T09:{i // 60:02d}:{i % 60:02d}Z", status: "True", type: QuotaReserved}}
+""" for i in range(300)]
+    export = tmp_path / "workloads.yaml"
+    export.write_text("apiVersion: v1\nitems:\n" + "".join(items) + "kind: List\nmetadata: {resourceVersion: ''}\n")
+    assert export.stat().st_size > 65536
+    assert simulate_json(policies, export)["run"]["jobs"] == 300
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--rate", "nan"], "is not a number"),
+    (["--duration", "nan"], "is not a number"),
+    (["--distribution", "lognormal", "--sigma", "nan"], "is not a number"),
+    (["--duration", "inf"], "--duration"),
+    (["--rate", "0.001", "--jobs", "5000"], "raise --rate or lower --jobs"),
+])
+def test_trace_synth_refuses_options_simulate_could_not_read(policies, options, words):
+    result = run_cli("trace", "synth", str(policies), *options)
+    assert result.returncode in (1, 2) and "Traceback" not in result.stderr
+    assert words in result.stderr, result.stderr
+
+
+def test_trace_synth_cuts_long_tailed_runs_at_what_simulate_reads(policies, tmp_path):
+    out = tmp_path / "synth.csv"
+    result = run_cli("trace", "synth", str(policies), "--jobs", "50", "--duration", "900000000",
+                     "--distribution", "lognormal", "--sigma", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    durations = [int(line.split(",")[3]) for line in out.read_text().splitlines()[1:]]
+    assert max(durations) == 10**9  # the long tail reaches the bound and stops there
+    assert run_cli("simulate", str(policies), "--trace", str(out)).returncode == 0
