@@ -36,11 +36,13 @@ PROGRESS_DELAY_ENV = "KUEUE_POLICY_PROGRESS_AFTER"
 
 def format_option(*choices: str, default: str | None = None) -> Callable:
     """`--format` with the choices a command supports; the first is the default."""
+    meanings = {"json": "json: one JSON document on stdout, errors included",
+                "github": "github: GitHub Actions annotations"}
+    said = "; ".join(meanings[choice] for choice in choices if choice in meanings)
     return click.option(
         "--format", "output_format", type=click.Choice(list(choices)),
         default=default or choices[0], show_default=True,
-        help="Output format (json: one JSON document on stdout, errors included; "
-             "github: GitHub Actions annotations).")
+        help="Output format" + (f" ({said})." if said else "."))
 
 
 quiet_option = click.option("-q", "--quiet", is_flag=True,

@@ -124,8 +124,10 @@ class Simulation:
             # lookups would cost more than the checks.)
             team = self.teams.get(job.team)
             if team is None:
-                sink.error(codes.UNKNOWN_TEAM, f"jobs[{index}]: unknown team '{job.team}'; teams of "
-                           f"'{self.cluster.name}': " + ", ".join(sorted(self.teams)), trace.where(index, trace_path))
+                known = (f"teams of '{self.cluster.name}': " + ", ".join(sorted(self.teams)) if self.teams
+                         else f"cluster '{self.cluster.name}' has no team")
+                sink.error(codes.UNKNOWN_TEAM, f"jobs[{index}]: unknown team '{job.team}'; {known}",
+                           trace.where(index, trace_path))
                 continue
             if (job.team, job.name) in names:
                 sink.error(codes.DUPLICATE_NAME, f"jobs[{index}]: job '{job.name}' of team '{job.team}' "

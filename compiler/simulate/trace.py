@@ -118,9 +118,15 @@ def read_yaml_trace(path: Path, content: bytes) -> Trace:
     return trace.located(lambda index: document.position(("jobs", index)))
 
 
+# RFC 3339's date-time (Python's fromisoformat alone also reads week dates and basic formats).
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
 def _parse_time(text: str) -> datetime.datetime | None:
+    if not _RFC3339.fullmatch(text):
+        return None
     try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         return None
     if moment.tzinfo is None:

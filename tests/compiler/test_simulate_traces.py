@@ -72,6 +72,7 @@ def test_csv_trace_with_rfc3339_times_and_the_metrics_it_yields(policies, tmp_pa
     ("team,name,at,duration,gpus\ra,x,0,10,1\rz,y,0,10,1\r", 3, "unknown team 'z'"),
     ("team,name,at,duration\na," + "n" * 140_000 + ",0,10\n", 2, "cannot read this CSV: field larger"),
     ("team,name,at,duration,gpus,gpus\na,x,0,10,1,2\n", 1, "names the column 'gpus' twice"),
+    ("team,name,at,duration\na,x,2026-W48-1T09:00:00Z,10\n", 2, "is neither seconds from the start nor an RFC 3339"),
     ("team,name,at,duration\na,x,0,10000000000000000000000\n", 2, "duration: 10000000000000000000000 is out of range"),
     ("team,name,at,duration\na,x,0,\u0661\u0662\n", 2, "is not a whole number"),
 ])
