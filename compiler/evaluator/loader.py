@@ -137,7 +137,11 @@ class _Loader:
             return
         kind = doc.get("kind")
         if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
-            for item in doc.get("items") or []:
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                self.warn(codes.EVAL_MALFORMED, f"{kind}: items must be a list; skipped", where)
+                return
+            for item in items:
                 self.add(item, where)
             return
         api_version = doc.get("apiVersion")
@@ -365,6 +369,13 @@ class _Loader:
         selector = spec.get("namespaceSelector")
         if selector is not None and not isinstance(selector, dict):
             raise _Skip("spec.namespaceSelector must be a mapping")
+        if selector is not None:
+            # (the API server refuses these shapes: such a ClusterQueue never exists)
+            if not isinstance(selector.get("matchLabels") or {}, dict):
+                raise _Skip("spec.namespaceSelector.matchLabels must be a mapping")
+            expressions = selector.get("matchExpressions") or []
+            if not isinstance(expressions, list) or not all(isinstance(e, dict) for e in expressions):
+                raise _Skip("spec.namespaceSelector.matchExpressions must be a list of mappings")
         checks = [str(c) for c in spec.get("admissionChecks") or [] if isinstance(c, str)]
         for check in _mapping(spec.get("admissionChecksStrategy"), "admissionChecksStrategy").get("admissionChecks") or []:
             if isinstance(check, dict) and isinstance(check.get("name"), str):

@@ -128,6 +128,36 @@ def test_a_selector_expression_with_a_non_string_key_selects_nothing() -> None:
     assert evaluate(load_manifests(docs)).workload("ns/w").status == "admitted"
 
 
+def test_a_selector_of_a_shape_the_api_server_refuses_skips_its_cluster_queue() -> None:
+    """Found by fuzzing the CLI: `matchExpressions: 5` (or `matchLabels: [..]`) crashed the
+    namespace check once a workload was nominated. Such a ClusterQueue cannot exist: skipped,
+    with a warning naming the field, and the workload waits for it."""
+    docs = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"namespaceSelector": {"matchExpressions": 5},
+                  "resourceGroups": [{"coveredResources": ["cpu"],
+                                      "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+         "spec": {"clusterQueue": "cq"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}},
+    ]
+    for selector, field in (({"matchExpressions": 5}, "matchExpressions"), ({"matchExpressions": [1.5]}, "matchExpressions"),
+                            ({"matchLabels": ["a"]}, "matchLabels")):
+        docs[1]["spec"]["namespaceSelector"] = selector
+        state = load_manifests(docs)
+        assert "cq" not in state.cluster_queues
+        assert any(f"namespaceSelector.{field}" in w.message for w in state.warnings)
+        assert evaluate(state).workload("ns/w").status != "admitted"
+
+
+def test_a_list_whose_items_are_not_a_list_is_reported() -> None:
+    state = load_manifests([{"apiVersion": "v1", "kind": "List", "items": 5}])
+    assert [w.message for w in state.warnings] == ["List: items must be a list; skipped"]
+
+
 def _flavors_and_workload(expression: dict) -> list:
     """Two flavors in zones z2 (a) and z1 (b), and a workload whose node affinity holds `expression`."""
     group = {"coveredResources": ["cpu"], "flavors": [{"name": f, "resources": [{"name": "cpu", "nominalQuota": "4"}]}
