@@ -261,6 +261,10 @@ EVAL_DUPLICATE = register("KP905", "object defined twice",
     "The same kind, namespace and name appear twice in the input. The first definition is kept.")
 EVAL_ZERO_COUNT = register("KP906", "pod set with count 0",
     "A pod set with count 0 requests nothing; Kueue accepts it, but it is usually a mistake.")
+EVAL_INACTIVE_QUEUE = register("KP907", "ClusterQueue Kueue keeps inactive",
+    "Cohorts whose parents go round in a cycle, or a ResourceFlavor a ClusterQueue names that "
+    "does not exist: Kueue keeps the ClusterQueues concerned inactive, and their workloads wait "
+    "with the reason `ClusterQueue ... is inactive`. The warning says which object causes it.")
 
 # --- KP91x simulation traces -------------------------------------------------------------------
 TRACE_BAD = register("KP910", "trace cannot be read",

@@ -480,8 +480,38 @@ class _Loader:
             else:
                 self.state.workloads.extend(self._guarded(self.build_job, doc, where, dra) or [])
         self.build_pod_workloads(dra)
+        self._warn_inactive_queues()
         self.state.warnings = self.warnings
         return self.state
+
+    def _warn_inactive_queues(self) -> None:
+        """Why Kueue will keep ClusterQueues inactive, said once at the object that causes it
+        (the engine only answers "ClusterQueue ... is inactive" for their workloads)."""
+        cohorts = self.state.cohorts
+        cycles: set[frozenset[str]] = set()
+        for name in sorted(cohorts):
+            chain, parent = [name], cohorts[name].parent
+            while parent is not None and parent in cohorts and parent not in chain:
+                chain.append(parent)
+                parent = cohorts[parent].parent
+            if parent is None or parent not in chain:
+                continue
+            cycle = chain[chain.index(parent):]
+            if frozenset(cycle) in cycles:
+                continue
+            cycles.add(frozenset(cycle))
+            start = cycle.index(min(cycle))
+            ring = cycle[start:] + cycle[:start] + [min(cycle)]
+            self.warn(codes.EVAL_INACTIVE_QUEUE, f"Cohort {min(cycle)}: the parents of {' -> '.join(ring)} go "
+                      "round in a cycle; Kueue keeps every ClusterQueue under them inactive",
+                      cohorts[min(cycle)].source)
+        for name, queue in sorted(self.state.cluster_queues.items()):
+            missing = sorted({flavor for group in queue.resource_groups for flavor in group.flavors}
+                             - set(self.state.flavors))
+            if missing:
+                self.warn(codes.EVAL_INACTIVE_QUEUE, f"ClusterQueue {name}: ResourceFlavor "
+                          f"{', '.join(missing)} does not exist; Kueue keeps the ClusterQueue inactive",
+                          queue.source)
 
     def queue_of(self, meta: dict, group_kind: tuple[str, str] = ("", "Pod")) -> str | None:
         """The LocalQueue a job is submitted to: its queue-name label; without one, for the kinds
@@ -569,6 +599,10 @@ class _Loader:
                                             ps.get("minCount"), ps.get("template"), ns, dra, problems))
         if not podsets:
             raise _Skip("spec.podSets is empty")
+        names = [ps.name for ps in podsets]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise Rejected(f"spec.podSets names '{twice}' twice")
         priority = spec.get("priority")
         if not isinstance(priority, int) or isinstance(priority, bool):
             priority = self._workload_priority(spec)

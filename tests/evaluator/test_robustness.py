@@ -193,3 +193,46 @@ def test_a_node_affinity_expression_the_api_server_would_refuse_does_not_crash_t
     assert _placed({"key": ["zone"], "operator": "In", "values": ["z1"]}) == ("admitted", {"main": {"cpu": "a"}})
     assert _placed({"key": "zone", "operator": "In", "values": 5})[0] == "inadmissible"
     assert _placed({"key": "zone", "operator": "NotIn", "values": 5}) == ("admitted", {"main": {"cpu": "a"}})
+
+
+def _queue(name: str, cohort: str | None = None, flavor: str = "f") -> dict:
+    spec = {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+        {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}
+    if cohort is not None:
+        spec["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def test_why_a_cluster_queue_is_inactive_is_said_at_its_cause() -> None:
+    """Found by fuzzing the CLI: a cohort cycle or a missing flavor left only the workloads'
+    reason "ClusterQueue ... is inactive"; the cause is now a KP907 warning, once per cycle."""
+    cohort = lambda name, parent: {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",  # noqa: E731
+                                   "metadata": {"name": name}, "spec": {"parentName": parent}}
+    state = load_manifests([
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+        cohort("b", "c"), cohort("c", "a"), cohort("a", "b"), cohort("leaf", "a"), cohort("self", "self"),
+        _queue("in-cycle", "leaf"), _queue("no-flavor", flavor="nosuch"), _queue("fine"),
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+         "spec": {"clusterQueue": "in-cycle"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}}])
+    messages = sorted(w.message for w in state.warnings if w.code == "KP907")
+    assert messages == [
+        "ClusterQueue no-flavor: ResourceFlavor nosuch does not exist; Kueue keeps the ClusterQueue inactive",
+        "Cohort a: the parents of a -> b -> c -> a go round in a cycle; Kueue keeps every ClusterQueue under them "
+        "inactive",
+        "Cohort self: the parents of self -> self go round in a cycle; Kueue keeps every ClusterQueue under them "
+        "inactive"]
+    outcome = evaluate(state).workload("ns/w")
+    assert outcome.status != "admitted" and "ClusterQueue in-cycle is inactive" in outcome.reason
+
+
+def test_a_workload_naming_a_pod_set_twice_is_refused_as_kueue_refuses_it() -> None:
+    docs = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}}, _queue("cq"),
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+             "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                 "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}] * 2}}]
+    state = load_manifests(docs)
+    assert state.workloads == []
+    assert any("admission webhook rejects it (spec.podSets names 'main' twice)" in w.message for w in state.warnings)
