@@ -602,7 +602,8 @@ class _Loader:
         names = [ps.name for ps in podsets]
         twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if twice is not None:
-            raise Rejected(f"spec.podSets names '{twice}' twice")
+            # (podSets is a list-map keyed by name: the API server refuses such a Workload)
+            raise _Skip(f"spec.podSets names '{twice}' twice, which the API server refuses")
         priority = spec.get("priority")
         if not isinstance(priority, int) or isinstance(priority, bool):
             priority = self._workload_priority(spec)

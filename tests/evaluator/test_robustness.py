@@ -228,11 +228,11 @@ def test_why_a_cluster_queue_is_inactive_is_said_at_its_cause() -> None:
     assert outcome.status != "admitted" and "ClusterQueue in-cycle is inactive" in outcome.reason
 
 
-def test_a_workload_naming_a_pod_set_twice_is_refused_as_kueue_refuses_it() -> None:
+def test_a_workload_naming_a_pod_set_twice_is_skipped_as_the_api_server_refuses_it() -> None:
     docs = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}}, _queue("cq"),
             {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
              "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
                  "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}] * 2}}]
     state = load_manifests(docs)
     assert state.workloads == []
-    assert any("admission webhook rejects it (spec.podSets names 'main' twice)" in w.message for w in state.warnings)
+    assert any("spec.podSets names 'main' twice, which the API server refuses; skipped" in w.message for w in state.warnings)
