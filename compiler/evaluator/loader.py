@@ -559,10 +559,13 @@ class _Loader:
 
     def make_podset(self, name: str, count: object, min_count: object, template: object,
                     namespace: str, dra: DraContext, problems: list[str]) -> PodSet:
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        bad_count = not isinstance(count, int) or isinstance(count, bool) or count < 0
+        if bad_count:
             problems.append(f"pod set {name}: count must be a non-negative integer (got {count!r})")
             count = 0
-        if min_count is not None and (not isinstance(min_count, int) or min_count < 1 or min_count > count):
+        # (minCount is compared with a count only when there is one: a bad count is one problem)
+        if min_count is not None and not bad_count and (
+                not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1 or min_count > count):
             problems.append(f"pod set {name}: minCount should be positive and less or equal to count")
             min_count = None
         spec = (template or {}).get("spec") if isinstance(template, dict) else None
@@ -640,7 +643,7 @@ class _Loader:
         if sum(1 for ps in workload.podsets if ps.min_count is not None) > 1:
             workload.invalid = ("Invalid", "at most one podSet can use minCount")
         for ps in workload.podsets:
-            if ps.count == 0 and where is not None:
+            if ps.count == 0 and where is not None and f"pod set {ps.name}: count must be" not in " ".join(problems):
                 self.warn(codes.EVAL_ZERO_COUNT, f"{_describe(doc)}: pod set {ps.name} has count 0 and "
                           "requests nothing", where)
 

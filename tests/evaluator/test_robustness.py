@@ -236,3 +236,23 @@ def test_a_workload_naming_a_pod_set_twice_is_skipped_as_the_api_server_refuses_
     state = load_manifests(docs)
     assert state.workloads == []
     assert any("spec.podSets names 'main' twice, which the API server refuses; skipped" in w.message for w in state.warnings)
+
+
+def test_a_bad_count_is_one_problem_not_three() -> None:
+    """Found by fuzzing the CLI: `count: "x!"` was followed by a count-0 warning (KP906) and a
+    minCount one, both about the count that was already refused."""
+    def workload(podset: dict) -> list:
+        return [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+                 "spec": {"queueName": "lq", "podSets": [{"name": "main", "template": {"spec": {"containers": [
+                     {"name": "c", "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}}, **podset}]}}]
+
+    for count in ("x!", None, -1, 1.5, True):
+        state = load_manifests(workload({"count": count, "minCount": 1}), ["w.yaml"])
+        assert [(w.code, w.message.split(": ", 1)[1]) for w in state.warnings] == [
+            ("KP904", f"pod set main: count must be a non-negative integer (got {count!r})")], count
+        assert state.workloads[0].invalid is not None
+    state = load_manifests(workload({"count": 4, "minCount": True}), ["w.yaml"])
+    assert [w.message.split(": ", 1)[1] for w in state.warnings] == [
+        "pod set main: minCount should be positive and less or equal to count"]
+    state = load_manifests(workload({"count": 0}), ["w.yaml"])
+    assert [w.code for w in state.warnings] == ["KP906"]  # a real count of 0 is still said
