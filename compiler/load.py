@@ -91,13 +91,17 @@ class PolicySourceFile:
 _TAB_INDENT = re.compile(r"^[ ]*\t", re.MULTILINE)
 
 
+def _line_column(content: str | bytes, offset: int) -> tuple[int, int]:
+    """The line and column (from 1) of `offset` in a file's text or bytes."""
+    newline = "\n" if isinstance(content, str) else b"\n"
+    return content.count(newline, 0, offset) + 1, offset - (content.rfind(newline, 0, offset) + 1) + 1
+
+
 def _decode(source: PolicySourceFile, sink: DiagnosticSink) -> str | None:
     try:
         return source.content.decode("utf-8")
     except UnicodeDecodeError as error:
-        before = source.content[: error.start]
-        line = before.count(b"\n") + 1
-        column = error.start - (before.rfind(b"\n") + 1) + 1
+        line, column = _line_column(source.content, error.start)
         sink.error(codes.NOT_UTF8,
                    f"file is not valid UTF-8 (byte 0x{source.content[error.start]:02x} cannot be decoded)",
                    SourcePosition(source.display_path, line, column))
@@ -138,9 +142,7 @@ def _report_yaml_error(source: PolicySourceFile, text: str, error: yamlio.YamlEr
         # (The reader counts characters, not lines: the position names where the character is.)
         found = _UNACCEPTABLE.search(text)
         if found is not None:
-            line = text.count("\n", 0, found.start()) + 1
-            column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-            position = SourcePosition(source.display_path, line, column)
+            position = SourcePosition(source.display_path, *_line_column(text, found.start()))
             sink.error(codes.YAML_SYNTAX, f"YAML syntax error: character U+{ord(found.group()):04X} is not "
                        "allowed in YAML (a control character)", position)
             return

@@ -13,6 +13,7 @@ from compiler import codes
 from compiler.dra.classes import check_dra_version
 from compiler.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
+from compiler.parents import cycles
 from compiler.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.policy import Preemption
 from compiler.quantity import parse_quantity
@@ -52,22 +53,10 @@ def _resolve_cohorts(cluster: Located, sink: DiagnosticSink) -> tuple[list[Resol
                        cluster.position("spec", "cohorts", index, "parent"))
         else:
             parents[cohort.name] = cohort.parent
-    # Cycle detection: follow parents; a walk longer than the number of cohorts is a cycle.
-    reported: set[str] = set()
-    for index, cohort in enumerate(spec.cohorts):
-        walk = [cohort.name]
-        current = parents.get(cohort.name)
-        while current is not None and current not in walk:
-            walk.append(current)
-            current = parents.get(current)
-        if current is not None and current in walk:
-            cycle = walk[walk.index(current):]
-            key = min(cycle)
-            if key not in reported and cohort.name in cycle:
-                reported.add(key)
-                sink.error(codes.COHORT_CYCLE,
-                           "cohort parents form a cycle: " + " -> ".join(cycle + [current]),
-                           cluster.position("spec", "cohorts", index, "parent"))
+    index_of = {cohort.name: index for index, cohort in enumerate(spec.cohorts)}
+    for cycle in cycles(parents):
+        sink.error(codes.COHORT_CYCLE, "cohort parents form a cycle: " + " -> ".join(cycle + cycle[:1]),
+                   cluster.position("spec", "cohorts", index_of[cycle[0]], "parent"))
     root = name if spec.cohorts else None
     resolved = [ResolvedCohort(c, c.parent if c.parent is not None else root, i)
                 for i, c in enumerate(spec.cohorts)]

@@ -13,7 +13,7 @@ from typing import Callable
 
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, copy_with
 from compiler.quantity import format_units
-from compiler.evaluator.tree import QuotaNode, quota_reading
+from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
 # Preemption modes, worst to best (Kueue's preemptionMode order).
 NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
@@ -470,7 +470,8 @@ class FlavorAssigner:
                 f"({_units(res, assumed)}) + current podset request ({_units(res, request)}) "
                 f"> maximum capacity ({_units(res, capacity)})"), EXCEEDS_MAX_QUOTA
         self.read_usage = True
-        borrow, may_reclaim, available = quota_reading(node, fr, value)
+        borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, value)
+        available = node.available(fr)
         readings = self.readings
         if readings is not None:
             readings.append((QUOTA_READING, fr, value, (borrow, may_reclaim, available)))

@@ -11,6 +11,7 @@ from fractions import Fraction
 
 from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
+from compiler.parents import cycles
 from compiler.evaluator.jobs import (
     JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds,
 )
@@ -488,23 +489,9 @@ class _Loader:
         """Why Kueue will keep ClusterQueues inactive, said once at the object that causes it
         (the engine only answers "ClusterQueue ... is inactive" for their workloads)."""
         cohorts = self.state.cohorts
-        cycles: set[frozenset[str]] = set()
-        for name in sorted(cohorts):
-            chain, parent = [name], cohorts[name].parent
-            while parent is not None and parent in cohorts and parent not in chain:
-                chain.append(parent)
-                parent = cohorts[parent].parent
-            if parent is None or parent not in chain:
-                continue
-            cycle = chain[chain.index(parent):]
-            if frozenset(cycle) in cycles:
-                continue
-            cycles.add(frozenset(cycle))
-            start = cycle.index(min(cycle))
-            ring = cycle[start:] + cycle[:start] + [min(cycle)]
-            self.warn(codes.EVAL_INACTIVE_QUEUE, f"Cohort {min(cycle)}: the parents of {' -> '.join(ring)} go "
-                      "round in a cycle; Kueue keeps every ClusterQueue under them inactive",
-                      cohorts[min(cycle)].source)
+        for cycle in cycles({name: cohorts[name].parent for name in sorted(cohorts)}):
+            self.warn(codes.EVAL_INACTIVE_QUEUE, f"Cohort {cycle[0]}: the parents of {' -> '.join(cycle + cycle[:1])} "
+                      "go round in a cycle; Kueue keeps every ClusterQueue under them inactive", cohorts[cycle[0]].source)
         for name, queue in sorted(self.state.cluster_queues.items()):
             missing = sorted({flavor for group in queue.resource_groups for flavor in group.flavors}
                              - set(self.state.flavors))
@@ -643,7 +630,8 @@ class _Loader:
         if sum(1 for ps in workload.podsets if ps.min_count is not None) > 1:
             workload.invalid = ("Invalid", "at most one podSet can use minCount")
         for ps in workload.podsets:
-            if ps.count == 0 and where is not None and f"pod set {ps.name}: count must be" not in " ".join(problems):
+            # (an invalid workload has its problems said; a count it has not is not one more)
+            if ps.count == 0 and where is not None and not problems:
                 self.warn(codes.EVAL_ZERO_COUNT, f"{_describe(doc)}: pod set {ps.name} has count 0 and "
                           "requests nothing", where)
 

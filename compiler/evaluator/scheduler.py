@@ -17,7 +17,8 @@ from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
-from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits, quota_reading
+from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
+from compiler.parents import cycles
 
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"
@@ -342,15 +343,7 @@ class Engine:
             while parent is not None and parent not in parents:
                 parents[parent] = None
                 parent = None
-        in_cycle: set[str] = set()
-        for name in parents:
-            seen = []
-            node = name
-            while node is not None and node not in seen:
-                seen.append(node)
-                node = parents.get(node)
-            if node is not None:  # walked into a loop
-                in_cycle.update(seen[seen.index(node):])
+        in_cycle = {name for cycle in cycles(parents) for name in cycle}
         # a cohort whose ancestor chain reaches a cycle is also unusable
         def reaches_cycle(name: str) -> bool:
             seen = set()
@@ -568,7 +561,7 @@ class Engine:
             if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
                 continue
             if kind == QUOTA_READING:
-                now = quota_reading(node, what, amount)
+                now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
                 if now != answer:
                     if now[:2] != answer[:2] or (amount <= now[2]) != (amount <= answer[2]):
                         return None

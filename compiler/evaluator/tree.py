@@ -295,44 +295,6 @@ def quantities_fit_in_quota(node: QuotaNode, requests: dict[FlavorResource, int]
     return fits, remaining
 
 
-def quota_reading(cq: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool, int]:
-    """`height_of_lowest_subtree_that_fits(cq, fr, value)` and `cq.available(fr)` from one walk
-    of the pair's plan: the flavor assigner asks both for every flavor it tries, and a reused
-    nomination asks them again for every quota reading it re-checks. Each node's usage is read
-    once, root first (for what is available), and the heights are then found leaf first."""
-    root_usage, root_total, steps, leaf_first = cq._plan(fr)
-    root_used = root_usage.get(fr, 0)
-    available = root_total - root_used
-    used_at = []
-    for usage, local, cap, _, _, _ in steps:
-        used = usage.get(fr, 0)
-        used_at.append(used)
-        if cap is not None:
-            capped = cap - (used - local if used > local else 0)
-            if capped < available:
-                available = capped
-        if local > used:
-            available += local - used
-    if available < 0:
-        available = 0
-    if cq.parent is None:
-        return 0, False, available
-    last = len(steps) - 1
-    _, local, _, subtree, _, _ = leaf_first[0]
-    used = used_at[last]
-    if subtree >= used + value:
-        return 0, True, available
-    remaining = value - (local - used if local > used else 0)
-    for index in range(1, len(leaf_first)):
-        _, local, _, subtree, height, has_parent = leaf_first[index]
-        used = used_at[last - index] if index <= last else root_used
-        if subtree >= used + remaining:
-            return height, has_parent, available
-        if local > used:
-            remaining -= local - used
-    return leaf_first[-1][4], False, available
-
-
 def height_of_lowest_subtree_that_fits(cq: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """Borrowing level of a request (0 = within the CQ's nominal), and whether it fits in a
     non-root subtree (so reclaiming inside the hierarchy could help)."""

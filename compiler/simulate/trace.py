@@ -21,6 +21,7 @@ A job takes the fields of a declared workload plus `team`, `at` and `duration`.
 
 from __future__ import annotations
 
+import bisect
 import csv
 import datetime
 import io
@@ -257,8 +258,6 @@ def _as_mapping(value: object) -> dict:
 
 def _export_time(value: object) -> datetime.datetime | None:
     """An RFC 3339 time of an export (with its offset), else None."""
-    if isinstance(value, datetime.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
     return _parse_time(value) if isinstance(value, str) else None
 
 
@@ -428,8 +427,6 @@ def _arrival_window(jobs: list[ExportedJob]) -> tuple[datetime.datetime, datetim
     """The first and last creation time of the MAX_AT-second window holding the most Workloads:
     one created centuries apart from the rest (0001-01-01) is the odd one, not all the others.
     Of windows alike, the one with the most admissions in it (or soon after), then the latest."""
-    import bisect
-
     times = sorted(job.created for job in jobs)
     seconds = [moment.timestamp() for moment in times]
     admitted = sorted(job.started.timestamp() for job in jobs if job.started is not None)

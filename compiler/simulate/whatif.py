@@ -83,9 +83,8 @@ def what_if(base: PolicySource | None, head: PolicySource, repo_root: Path,
         before, after = simulate_both(base, head, trace_path, cluster)
         if isinstance(before.error, InputError):
             continue  # the cluster (or the trace's teams) do not exist before the change
-        summary = before.get()
-        results.append(WhatIfResult(cluster, relative, compare(summary, after.get().summary), summary,
-                                    after.get().summary))
+        old, new = before.get(), after.get().summary
+        results.append(WhatIfResult(cluster, relative, compare(old, new), old, new))
     return results
 
 

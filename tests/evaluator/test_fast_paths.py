@@ -18,7 +18,6 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
 from compiler.evaluator.scheduler import Engine
-from compiler.evaluator.tree import height_of_lowest_subtree_that_fits, quota_reading
 
 FLAVORS = ("f0", "f1")
 
@@ -356,37 +355,6 @@ def test_available_without_is_available_after_the_removal(seed: int) -> None:
             assert {fr: node.available_without(fr, value) for fr, value in info.usage.items()} == expected
             checked += 1
     assert checked > 20
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_one_quota_reading_is_the_height_and_the_available_asked_apart(seed: int) -> None:
-    """`quota_reading` walks a pair's plan once for what the assigner used to ask in two walks:
-    on worlds with lending and borrowing limits, nested cohorts and queues in no cohort, for
-    every queue, pair and request size (within nominal, borrowing at each level, over all)."""
-    engine, _ = _walk_world(seed)
-    rng = random.Random(seed)
-    checked = set()
-    for name in sorted(engine.nodes):
-        node = engine.nodes[name]
-        if name not in engine.state.cluster_queues:
-            continue
-        for fr in sorted(node.subtree):
-            for value in sorted({0, 1, *(rng.randint(1, 4 * (node.max_capacity(fr) + 1)) for _ in range(6))}):
-                expected = (*height_of_lowest_subtree_that_fits(node, fr, value), node.available(fr))
-                assert quota_reading(node, fr, value) == expected, (name, fr, value)
-                checked.add(expected[:2])
-    assert len(checked) > 3  # several heights, reclaim answers both ways
-    alone = Engine(load_manifests([
-        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "solo"},
-         "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
-             {"name": "f", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}]}]}}]))
-    node, fr = alone.nodes["solo"], ("f", "nvidia.com/gpu")
-    assert node.parent is None  # a queue in no cohort
-    node.add_all({fr: 3})
-    for value in (0, 5, 6, 40):
-        assert quota_reading(node, fr, value) == (*height_of_lowest_subtree_that_fits(node, fr, value),
-                                                  node.available(fr)) == (0, False, 5)
 
 
 def test_a_search_answered_without_being_made_evicts_nothing_when_made() -> None:

@@ -104,21 +104,33 @@ def _load_evaluate_and_explain(docs: list) -> None:
         result.explain(name)
 
 
+_FLAVOR = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}}
+
+
+def _queue(name: str, cohort: str | None = None, flavor: str = "f", selector: object = None) -> dict:
+    """ClusterQueue `name` with 4 cpu of `flavor`, for the namespaces `selector` selects (all by default)."""
+    spec = {"namespaceSelector": {} if selector is None else selector, "resourceGroups": [
+        {"coveredResources": ["cpu"], "flavors": [{"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}
+    if cohort is not None:
+        spec["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _submitted(cluster_queue: str, podsets: list | None = None) -> list:
+    """LocalQueue ns/lq of `cluster_queue` and Workload ns/w in it (one pod asking 1 cpu by default)."""
+    podsets = podsets or [{"name": "main", "count": 1, "template": {"spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]
+    return [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+             "spec": {"clusterQueue": cluster_queue}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
+             "spec": {"queueName": "lq", "podSets": podsets}}]
+
+
 def test_a_selector_expression_with_a_non_string_key_selects_nothing() -> None:
     # found by the mutation test above: a matchExpressions key that is a list crashed the
     # namespace check (unhashable); the API server refuses it, so it selects no namespace
-    docs = [
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-         "spec": {"namespaceSelector": {"matchExpressions": [{"key": [], "operator": "In", "values": ["x"]}]},
-                  "resourceGroups": [{"coveredResources": ["cpu"],
-                                      "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
-         "spec": {"clusterQueue": "cq"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
-         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}},
-    ]
+    docs = [_FLAVOR, _queue("cq", selector={"matchExpressions": [{"key": [], "operator": "In", "values": ["x"]}]}),
+            *_submitted("cq")]
     outcome = evaluate(load_manifests(docs)).workload("ns/w")
     assert outcome.status == "inadmissible"
     assert "namespace doesn't match" in outcome.reason
@@ -132,18 +144,7 @@ def test_a_selector_of_a_shape_the_api_server_refuses_skips_its_cluster_queue() 
     """Found by fuzzing the CLI: `matchExpressions: 5` (or `matchLabels: [..]`) crashed the
     namespace check once a workload was nominated. Such a ClusterQueue cannot exist: skipped,
     with a warning naming the field, and the workload waits for it."""
-    docs = [
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-         "spec": {"namespaceSelector": {"matchExpressions": 5},
-                  "resourceGroups": [{"coveredResources": ["cpu"],
-                                      "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
-         "spec": {"clusterQueue": "cq"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
-         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}},
-    ]
+    docs = [_FLAVOR, _queue("cq"), *_submitted("cq")]
     for selector, field in (({"matchExpressions": 5}, "matchExpressions"), ({"matchExpressions": [1.5]}, "matchExpressions"),
                             ({"matchLabels": ["a"]}, "matchLabels")):
         docs[1]["spec"]["namespaceSelector"] = selector
@@ -195,28 +196,14 @@ def test_a_node_affinity_expression_the_api_server_would_refuse_does_not_crash_t
     assert _placed({"key": "zone", "operator": "NotIn", "values": 5}) == ("admitted", {"main": {"cpu": "a"}})
 
 
-def _queue(name: str, cohort: str | None = None, flavor: str = "f") -> dict:
-    spec = {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-        {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}
-    if cohort is not None:
-        spec["cohortName"] = cohort
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
-
-
 def test_why_a_cluster_queue_is_inactive_is_said_at_its_cause() -> None:
     """Found by fuzzing the CLI: a cohort cycle or a missing flavor left only the workloads'
     reason "ClusterQueue ... is inactive"; the cause is now a KP907 warning, once per cycle."""
     cohort = lambda name, parent: {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",  # noqa: E731
                                    "metadata": {"name": name}, "spec": {"parentName": parent}}
     state = load_manifests([
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
-        cohort("b", "c"), cohort("c", "a"), cohort("a", "b"), cohort("leaf", "a"), cohort("self", "self"),
-        _queue("in-cycle", "leaf"), _queue("no-flavor", flavor="nosuch"), _queue("fine"),
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
-         "spec": {"clusterQueue": "in-cycle"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
-         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}}])
+        _FLAVOR, cohort("b", "c"), cohort("c", "a"), cohort("a", "b"), cohort("leaf", "a"), cohort("self", "self"),
+        _queue("in-cycle", "leaf"), _queue("no-flavor", flavor="nosuch"), _queue("fine"), *_submitted("in-cycle")])
     messages = sorted(w.message for w in state.warnings if w.code == "KP907")
     assert messages == [
         "ClusterQueue no-flavor: ResourceFlavor nosuch does not exist; Kueue keeps the ClusterQueue inactive",
@@ -229,11 +216,9 @@ def test_why_a_cluster_queue_is_inactive_is_said_at_its_cause() -> None:
 
 
 def test_a_workload_naming_a_pod_set_twice_is_skipped_as_the_api_server_refuses_it() -> None:
-    docs = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}}, _queue("cq"),
-            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"},
-             "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-                 "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}] * 2}}]
-    state = load_manifests(docs)
+    main = {"name": "main", "count": 1, "template": {"spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}
+    state = load_manifests([_FLAVOR, _queue("cq"), *_submitted("cq", [main, main])])
     assert state.workloads == []
     assert any("spec.podSets names 'main' twice, which the API server refuses; skipped" in w.message for w in state.warnings)
 
