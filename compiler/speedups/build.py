@@ -33,6 +33,11 @@ def build(modules: tuple[str, ...] = HOT_MODULES, root: Path = PACKAGE_ROOT, out
             copy = scratch_path / "src" / Path(root.name, *module.split(".")[1:]).with_suffix(".py")
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, copy)
+            # (its Cython declarations, when it has some: the types a module's classes and
+            # hot functions get compiled with)
+            declarations = source.with_suffix(".pxd")
+            if declarations.exists():
+                shutil.copyfile(declarations, copy.with_suffix(".pxd"))
             sources[module] = (source, copy)
         for init in (scratch_path / "src").rglob("*"):
             if init.is_dir() and not (init / "__init__.py").exists():

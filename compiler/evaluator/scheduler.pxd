@@ -1,0 +1,75 @@
+# Cython declarations for scheduler.py (read only by `make speedups`; the .py runs as it is
+# without them): the engine, its queues and a cycle's entries become extension types, so the
+# fields every cycle reads are C struct members instead of attribute lookups.
+
+cdef class _Queue:
+    cdef public list heap
+    cdef public dict inadmissible
+    cdef public bint strict
+    cdef public object sticky
+    cdef public set members
+    cdef public dict classes
+    cdef public dict bulk_moved
+    cdef public object name
+    cdef public set waiting
+    cdef public set aside
+    cdef public object trail
+
+
+cdef class _Entry:
+    cdef public object info
+    cdef public object cq
+    cdef public object assignment
+    cdef public list targets
+    cdef public object status
+    cdef public object message
+    cdef public object reason
+    cdef public bint skipped
+    cdef public bint inadmissible_only
+    cdef public bint namespace_mismatch
+    cdef public object prev_tried
+
+
+cdef class Engine:
+    cdef public object state
+    cdef public bint reuse
+    cdef public object config
+    cdef public bint fair_sharing
+    cdef public dict infos
+    cdef public dict nodes
+    cdef public dict cohort_nodes
+    cdef public dict inactive
+    cdef public dict admitted
+    cdef public dict queues
+    cdef public set _waiting
+    cdef public set _aside
+    cdef public set _scanned
+    cdef public set _finished_roots
+    cdef public object _tree_queues
+    cdef public dict _quiet
+    cdef public list _quiet_order
+    cdef public object _moment_cycle
+    cdef public dict _quiet_versions
+    cdef public dict _quiet_checked
+    cdef public object quiet_heads
+    cdef public object woken
+    cdef public object cycle
+    cdef public object decisions
+    cdef public object _reserve_seq
+    cdef public list _admitted_now
+    cdef public bint converged
+    cdef public object circle
+    cdef public object circle_finder
+    cdef public object holders_print
+    cdef public object journal
+    cdef public object clock
+    cdef public object reused
+    cdef public object reused_failures
+    cdef public dict _selected
+    cdef public dict _class_nominations
+    cdef public object reused_from_class
+    cdef public object reused_fits
+    cdef public dict _tournament_keys
+    cdef public object preemptor
+    cdef public dict _assigners
+    cdef public list _evicted_now
