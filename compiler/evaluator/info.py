@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from compiler.evaluator.models import FlavorResource, Workload
 
 # Each scheduling-equivalence class seen in this process, as a number: queues look classes up at
@@ -12,39 +10,49 @@ from compiler.evaluator.models import FlavorResource, Workload
 _CLASS_IDS: dict[tuple, int] = {}
 
 
-@dataclass(eq=False)
 class WorkloadInfo:
-    workload: Workload
-    cluster_queue: str | None = None
-    # Holding quota: total usage per (flavor, resource), flavors and counts per pod set.
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    flavors: dict[str, dict[str, str]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    holds_quota: bool = False
-    held_before: bool = False          # held quota in the input
-    reserved_rank: tuple = (0.0, 0)    # quota reservation time; later = more recent
-    status: str = "pending"
-    reason: str = ""
-    reason_code: str = ""
-    preempted_by: str | None = None
-    borrowing: bool = False
-    last_tried: dict[tuple[int, str], int] | None = None
-    sticky: bool = False               # waiting for its preemptions (BestEffortFIFO head)
-    explain: list[str] = field(default_factory=list)
-    last_assignment: object = None
-    pending_victims: list[str] = field(default_factory=list)  # preemptions it issued, not yet admitted
-    _hash: int | None = field(default=None, repr=False)
-    _order: tuple | None = field(default=None, repr=False)
-    # The last nomination (queue, scan position, state reader, state, assignment, targets,
-    # readings of a failure, the pairs the state is read from) and the (flavor, resource) pairs a nomination in its ClusterQueue
-    # can read: see Engine._nominate_cached.
-    nomination: tuple | None = None
-    reads: tuple | None = None
-    # "namespace/name", asked millions of times in a simulation: formatted once.
-    key: str = field(init=False, repr=False, default="")
+    """One workload as the engine tracks it (a plain class with slots, not a dataclass: a
+    simulation makes one per job and reads its fields millions of times; the compiled engine
+    makes it an extension type, see info.pxd). Identity is the workload: equality and hashing
+    are the object's own."""
 
-    def __post_init__(self) -> None:
-        self.key = self.workload.key
+    __slots__ = ("workload", "cluster_queue", "usage", "flavors", "counts", "holds_quota", "held_before",
+                 "reserved_rank", "status", "reason", "reason_code", "preempted_by", "borrowing",
+                 "last_tried", "sticky", "explain", "last_assignment", "pending_victims", "_hash",
+                 "_order", "nomination", "reads", "key")
+
+    def __init__(self, workload: Workload) -> None:
+        self.workload = workload
+        self.cluster_queue: str | None = None
+        # Holding quota: total usage per (flavor, resource), flavors and counts per pod set.
+        self.usage: dict[FlavorResource, int] = {}
+        self.flavors: dict[str, dict[str, str]] = {}
+        self.counts: dict[str, int] = {}
+        self.holds_quota = False
+        self.held_before = False          # held quota in the input
+        self.reserved_rank: tuple = (0.0, 0)  # quota reservation time; later = more recent
+        self.status = "pending"
+        self.reason = ""
+        self.reason_code = ""
+        self.preempted_by: str | None = None
+        self.borrowing = False
+        self.last_tried: dict[tuple[int, str], int] | None = None
+        self.sticky = False               # waiting for its preemptions (BestEffortFIFO head)
+        self.explain: list[str] = []
+        self.last_assignment: object = None
+        self.pending_victims: list[str] = []  # preemptions it issued, not yet admitted
+        self._hash: int | None = None
+        self._order: tuple | None = None
+        # The last nomination (queue, scan position, state reader, state, assignment, targets,
+        # readings of a failure, the pairs the state is read from) and the (flavor, resource)
+        # pairs a nomination in its ClusterQueue can read: see Engine._nominate_cached.
+        self.nomination: tuple | None = None
+        self.reads: tuple | None = None
+        # "namespace/name", asked millions of times in a simulation: formatted once.
+        self.key: str = workload.key
+
+    def __repr__(self) -> str:
+        return f"WorkloadInfo({self.key}, {self.status}, cluster_queue={self.cluster_queue})"
 
     @property
     def priority(self) -> int:

@@ -1,6 +1,12 @@
 # Cython declarations for scheduler.py (read only by `make speedups`; the .py runs as it is
 # without them): the engine, its queues and a cycle's entries become extension types, so the
-# fields every cycle reads are C struct members instead of attribute lookups.
+# fields every cycle reads are C struct members instead of attribute lookups, and the methods
+# a cycle calls for every head are C calls with their locals typed.
+cimport cython
+
+from compiler.evaluator.assigner cimport FlavorAssigner
+from compiler.evaluator.info cimport WorkloadInfo
+from compiler.evaluator.tree cimport QuotaNode, height_of_lowest_subtree_that_fits
 
 cdef class _Queue:
     cdef public list heap
@@ -15,9 +21,20 @@ cdef class _Queue:
     cdef public set aside
     cdef public object trail
 
+    cpdef add(self, WorkloadInfo info)
+    cpdef set_aside(self, WorkloadInfo info)
+    @cython.locals(info=WorkloadInfo)
+    cpdef bulk_move(self, WorkloadInfo failed)
+    cpdef push(self, WorkloadInfo info)
+    cpdef _count(self, key, delta)
+    @cython.locals(info=WorkloadInfo)
+    cpdef pop(self)
+    @cython.locals(info=WorkloadInfo, members=set, heap=list)
+    cpdef requeue_inadmissible(self)
+
 
 cdef class _Entry:
-    cdef public object info
+    cdef public WorkloadInfo info
     cdef public object cq
     cdef public object assignment
     cdef public list targets
@@ -73,3 +90,26 @@ cdef class Engine:
     cdef public object preemptor
     cdef public dict _assigners
     cdef public list _evicted_now
+
+    @cython.locals(assigner=FlavorAssigner, podsets=list)
+    cpdef get_assignment(self, WorkloadInfo info, cq_name)
+    @cython.locals(node=QuotaNode, index=Py_ssize_t)
+    cpdef _retrace(self, WorkloadInfo info, cq_name, readings, changed)
+    @cython.locals(assigner=FlavorAssigner)
+    cpdef _nominate_cached(self, WorkloadInfo info, cq_name)
+    cpdef _reuse(self, WorkloadInfo info, tuple cached, bint own)
+    @cython.locals(entry=_Entry)
+    cpdef _Entry _nominate(self, WorkloadInfo info, cq_name)
+    @cython.locals(queue=_Queue, info=WorkloadInfo, entries=list, inadmissible=list, entry=_Entry)
+    cpdef bint run_cycle(self)
+    @cython.locals(entry=_Entry, queue=_Queue, info=WorkloadInfo)
+    cpdef bint _requeue_entries(self, list entries)
+    cpdef bint _reserves(self, cq_name)
+    @cython.locals(info=WorkloadInfo, node=QuotaNode)
+    cpdef bint _process(self, _Entry entry, dict preempted, list temporary, list preemptors)
+    cpdef _remember_scan(self, WorkloadInfo info, assignment)
+    @cython.locals(node=QuotaNode)
+    cpdef _admit(self, WorkloadInfo info, cq_name, assignment)
+    @cython.locals(info=WorkloadInfo, queue=_Queue)
+    cpdef bint _requeue(self, _Entry entry)
+    cpdef int _quiet_cycle(self)

@@ -851,7 +851,9 @@ class Engine:
                 node.add_all(reserve)
                 temporary.append((node, reserve))
             return False
-        if any(t.info.key in preempted for t in entry.targets):
+        # (comprehensions and loops, not generator expressions, in the methods a cycle calls
+        # per head: compiled, these are C calls, which cannot hold a generator's closure)
+        if any([t.info.key in preempted for t in entry.targets]):
             entry.skipped = True
             entry.status = "skipped"
             entry.message = "Workload has overlapping preemption targets with another workload"
@@ -859,7 +861,11 @@ class Engine:
             self._remember_scan(info, assignment)
             return False
         with self.preemptor.without([*preempted.values(), *entry.targets]):
-            fits = all(node.available(fr) >= value for fr, value in assignment.usage.items())
+            fits = True
+            for fr, value in assignment.usage.items():
+                if node.available(fr) < value:
+                    fits = False
+                    break
         if not fits:
             entry.skipped = True
             entry.status = "skipped"
@@ -876,7 +882,7 @@ class Engine:
             entry.reason = WAITING_FOR_PREEMPTED
             entry.message += f". Pending the preemption of {len(entry.targets)} workload(s)"
             info.last_tried = None
-            info.pending_victims = sorted(t.info.key for t in entry.targets)
+            info.pending_victims = sorted([t.info.key for t in entry.targets])
             preemptors.append((entry, entry.targets))
             return True
         self._admit(info, entry.cq, assignment)
@@ -1034,7 +1040,7 @@ class Engine:
             return (info.last_tried or None) != entry.prev_tried
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
             info.status = "inadmissible"
-        if info.last_tried and any(index != -1 for index in info.last_tried.values()):
+        if info.last_tried and any([index != -1 for index in info.last_tried.values()]):
             # Kueue's requeueIfNotPresent: a flavor scan with flavors still to try (PendingFlavors)
             # goes back to the heap, so the next cycle resumes the scan where this one stopped.
             queue.push(info)
@@ -1279,8 +1285,10 @@ class Engine:
                 if last is not None and last[0] is heads and last[1]() == last[2]:
                     continue
                 self._quiet_checked.pop(name, None)
-                if not all(_reused_as_is(info, name) for info in heads[cycle - 1:]):
-                    self._wake(name, cycle - 1)
+                for info in heads[cycle - 1:]:
+                    if not _reused_as_is(info, name):
+                        self._wake(name, cycle - 1)
+                        break
         popped = len(order) - bisect_left(order, (cycle,))
         self.decisions += popped
         self.reused += popped
