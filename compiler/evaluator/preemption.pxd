@@ -1,8 +1,13 @@
 # Cython declarations for preemption.py (read only by `make speedups`; the .py runs as it is
-# without them): the preemptor's fields as C struct members.
+# without them): the preemptor's fields as C struct members, and its one question (the
+# targets of a request, mostly answered from what it keeps) a C call.
+cimport cython
+
+from compiler.evaluator.info cimport WorkloadInfo
+from compiler.evaluator.preemption_common cimport Snapshot
 
 cdef class Preemptor:
-    cdef public object snapshot
+    cdef public Snapshot snapshot
     cdef public bint fair_sharing
     cdef public bint reuse
     cdef public bint _reuse
@@ -13,6 +18,10 @@ cdef class Preemptor:
     cdef public object _fair
     cdef public object strategy
     cdef public object _at_commit
+
+    @cython.locals(capped=tuple, cached=tuple)
+    cpdef targets(self, WorkloadInfo preemptor, cq_name, frs, usage)
+    cpdef bint compares_creation(self, cq_name)
 
 
 cdef class _AtCommit:

@@ -1,5 +1,10 @@
 # Cython declarations for preemption_common.py (read only by `make speedups`; the .py runs as
-# it is without them): the snapshot's fields as C struct members.
+# it is without them): the snapshot's fields as C struct members, and what every admission,
+# eviction and preemption question calls as C calls.
+cimport cython
+
+from compiler.evaluator.info cimport WorkloadInfo
+from compiler.evaluator.tree cimport QuotaNode
 
 cdef class Snapshot:
     cdef public dict nodes
@@ -19,8 +24,23 @@ cdef class Snapshot:
     cdef public object tree_versions
     cdef public dict _roots
 
+    @cython.locals(per_cq=dict)
+    cpdef track(self, WorkloadInfo info)
+    @cython.locals(per_cq=dict)
+    cpdef untrack(self, WorkloadInfo info)
+    @cython.locals(versions=list)
+    cpdef _commit(self, WorkloadInfo info)
+    cpdef root_of(self, cq_name)
+    @cython.locals(node=QuotaNode, counts=dict)
+    cpdef _count(self, WorkloadInfo info, delta)
+    cpdef remove(self, WorkloadInfo info)
+    cpdef add(self, WorkloadInfo info)
+
 
 cdef class UntilCommit:
     cdef public Snapshot _snapshot
     cdef public object _epoch
     cdef public dict _answers
+
+
+cpdef Py_ssize_t _slot(dict slots, list versions, key)

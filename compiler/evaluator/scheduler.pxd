@@ -6,6 +6,7 @@ cimport cython
 
 from compiler.evaluator.assigner cimport FlavorAssigner
 from compiler.evaluator.info cimport WorkloadInfo
+from compiler.evaluator.preemption cimport Preemptor
 from compiler.evaluator.tree cimport QuotaNode, height_of_lowest_subtree_that_fits
 
 cdef class _Queue:
@@ -87,7 +88,7 @@ cdef class Engine:
     cdef public object reused_from_class
     cdef public object reused_fits
     cdef public dict _tournament_keys
-    cdef public object preemptor
+    cdef public Preemptor preemptor
     cdef public dict _assigners
     cdef public list _evicted_now
 

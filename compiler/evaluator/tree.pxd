@@ -31,6 +31,8 @@ cdef class QuotaNode:
     cpdef available(self, fr, tuple taken=*)
     @cython.locals(plan=tuple, node=QuotaNode, step=QuotaNode)
     cpdef tuple _plan(self, fr)
+    cpdef quota(self, fr)
+    cpdef max_capacity(self, fr)
     cpdef bint borrowing_with(self, fr, value)
     @cython.locals(usage=dict, subtree=dict)
     cpdef bint within_nominal(self, frs)
