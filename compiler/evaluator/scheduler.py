@@ -189,7 +189,7 @@ TARGETS_READING = "targets"  # a preemption search of the nomination itself (not
 
 def _found(targets: list[Target]) -> tuple:
     """A preemption search's answer as a comparable value: who, and why."""
-    return tuple((target.info.key, target.reason) for target in targets)
+    return tuple([(target.info.key, target.reason) for target in targets])
 
 
 def _reading_pairs(kind: str, what, amount) -> tuple:
@@ -216,6 +216,15 @@ def _reused_as_is(info: WorkloadInfo, cq_name: str) -> bool:
     cached = info.nomination
     return (cached is not None and cached[0] == cq_name and cached[1] is None
             and (cached[2] is None or cached[2]() == cached[3]))
+
+
+def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: _Queue, cq_name: str) -> bool:
+    """Whether every one of `heads` waits in `queue`'s inadmissible set with its last
+    nomination in `cq_name` reusable as it stands (`_reused_as_is`)."""
+    for info in heads:
+        if not (_reused_as_is(info, cq_name) and info.key in queue.inadmissible):
+            return False
+    return True
 
 
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
@@ -1192,7 +1201,7 @@ class Engine:
         self._finished_roots.clear()  # every queue is requeued here
         self._settle_admission_order()
         self._quiet = self._quiet_queues() if quiet else {}
-        self._quiet_order = sorted((len(heads), name) for name, (_, heads) in self._quiet.items())
+        self._quiet_order = sorted([(len(heads), name) for name, (_, heads) in self._quiet.items()])
         self._moment_cycle = 0
         for name in self._aside:
             if name in self._quiet:
@@ -1241,7 +1250,7 @@ class Engine:
             last = checked.get(name)
             if last is not None and last[0] is heads and last[1]() == last[2]:
                 quiet[name] = (queue, heads)
-            elif all(_reused_as_is(info, name) and info.key in queue.inadmissible for info in heads):
+            elif _all_set_aside_as_is(heads, queue, name):
                 quiet[name] = (queue, heads)
                 reader = self._trail_reader(name, heads)
                 if reader is not None:
