@@ -91,7 +91,13 @@ class Preemptor:
         # Fair sharing reads the shares of the queues it compares (fairshare.SearchReads).
         work = preemptor.workload
         created = work.created if self.fair_sharing or self.compares_creation(cq_name) else None
-        key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
+        if len(usage) == 1 and len(contested) == 1 and contested.issubset(usage):
+            # (the oracle's question, one pair contested and requested: a flat key, quicker to
+            # build and hash; no key of several pairs, which holds a frozenset, equals it)
+            (fr, quantity), = usage.items()
+            key = (cq_name, fr, quantity, work.priority, created)
+        else:
+            key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
         capped = self._capped.get(key)
         if capped is not None and capped[0]() == capped[1]:
             return []

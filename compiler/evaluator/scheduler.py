@@ -567,8 +567,12 @@ class Engine:
         oracle = None
         now_readings, messages = readings, {}
         for index, (kind, what, amount, answer) in enumerate(readings):
-            if changed is not None and changed.isdisjoint(_reading_pairs(kind, what, amount)):
-                continue
+            if changed is not None:  # (`_reading_pairs`, without building the tuple)
+                if kind == TARGETS_READING:
+                    if changed.isdisjoint(what) and changed.isdisjoint(amount):
+                        continue
+                elif what not in changed:
+                    continue
             if kind == QUOTA_READING:
                 now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
                 if now != answer:
