@@ -24,7 +24,7 @@ $(BIN)/actionlint: | $(STAMP)
 # simulation source changes (a superset of the modules compiled; a source changed and not rebuilt
 # runs as Python, never stale). A failed build (no C compiler) leaves the engine in Python.
 COMPILED := compiler/_compiled/manifest.json
-$(COMPILED): $(wildcard compiler/evaluator/*.py compiler/evaluator/*.pxd) compiler/simulate/driver.py $(wildcard compiler/speedups/*.py) | $(STAMP)
+$(COMPILED): $(wildcard compiler/evaluator/*.py compiler/evaluator/*.pxd) compiler/simulate/driver.py compiler/simulate/driver.pxd $(wildcard compiler/speedups/*.py) | $(STAMP)
 	@$(BIN)/python -m compiler.speedups build || echo "make: the engine runs as Python (slower); see above"
 speedups: $(COMPILED)
 

@@ -124,6 +124,17 @@ cdef class Engine:
     @cython.locals(info=WorkloadInfo)
     cpdef run_moment(self, repeats=*)
 
+    cpdef WorkloadInfo submit(self, workload)
+    @cython.locals(info=WorkloadInfo, node=QuotaNode)
+    cpdef finish(self, key)
+    cpdef _requeue_finished(self)
+    @cython.locals(queue=_Queue)
+    cpdef _requeue_tree(self, root)
+    @cython.locals(node=QuotaNode)
+    cpdef _evict(self, WorkloadInfo victim, _Entry entry, reason)
+    cpdef _requeue_root(self, WorkloadInfo info)
+    @cython.locals(victim=WorkloadInfo)
+    cpdef _return_evicted(self, list victims)
 
 cpdef tuple _found(targets)
 cpdef tuple _reading_pairs(kind, what, amount)
