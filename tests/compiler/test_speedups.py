@@ -79,6 +79,57 @@ def _binaries(root: Path) -> list[str]:
     return [name for name in names if name != "manifest.json"]
 
 
+# A class whose declarations make it an extension type: compiled, it has its declared fields
+# only (an attribute it does not declare cannot be set), as Python, any.
+TYPED_PROBE = """\
+import sys
+from pathlib import Path
+from compiler.speedups import CompiledFinder
+root = Path(sys.argv[1])
+sys.path.insert(0, str(root.parent))
+sys.meta_path.insert(0, CompiledFinder(root / "_compiled", root))
+import toypkg.hot as hot
+counter = hot.Counter()
+counter.add(2)
+try:
+    counter.other = 1
+    extra = "accepted"
+except AttributeError:
+    extra = "refused"
+print(counter.total, hot.twice(21), extra)
+"""
+
+
+def test_a_modules_declarations_are_compiled_in(tmp_path):
+    import os
+
+    root = tmp_path / "toypkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "hot.py").write_text(
+        "class Counter:\n"
+        "    def __init__(self):\n"
+        "        self.total = 0\n"
+        "    def add(self, value):\n"
+        "        self.total += value\n\n\n"
+        "def twice(value):\n"
+        "    return 2 * value\n")
+    (root / "hot.pxd").write_text(
+        "cdef class Counter:\n"
+        "    cdef public long long total\n"
+        "    cpdef add(self, long long value)\n\n"
+        "cpdef long long twice(long long value)\n")
+    build(("toypkg.hot",), root=root, out=root / "_compiled", jobs=1)
+
+    def probe(env: dict) -> str:
+        result = subprocess.run([sys.executable, "-c", TYPED_PROBE, str(root)], capture_output=True, text=True,
+                                env={**os.environ, **env}, check=True)
+        return result.stdout.strip()
+
+    assert probe({}) == "2 42 refused"
+    assert probe({speedups.PURE_PYTHON_ENV: "1"}) == "2 42 accepted"
+
+
 def test_a_build_for_another_interpreter_is_not_loaded(tmp_path):
     root = tmp_path / "toypkg"
     (root / "_compiled").mkdir(parents=True)
