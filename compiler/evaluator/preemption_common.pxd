@@ -35,6 +35,11 @@ cdef class Snapshot:
     cpdef _count(self, WorkloadInfo info, delta)
     cpdef remove(self, WorkloadInfo info)
     cpdef add(self, WorkloadInfo info)
+    cpdef bint may_have_candidates(self, scope, policy, priority)
+    @cython.locals(node=QuotaNode)
+    cpdef bint beyond_own_limit(self, request)
+    cpdef list fill_back(self, QuotaNode node, usage, list targets, bint allow_borrowing)
+    cpdef restore(self, targets)
 
 
 cdef class UntilCommit:

@@ -227,9 +227,14 @@ def test_a_request_over_its_own_borrowing_limit_is_not_searched_again_after_a_co
     pending = WorkloadInfo(engine.infos["cq-a/held"].workload)
     fr = ("f", "cpu")
     searches = []
-    strategy = engine.preemptor.strategy
-    original = strategy.targets
-    monkeypatch.setattr(strategy, "targets", lambda request: searches.append(request) or original(request))
+    original = engine.preemptor.strategy.targets
+
+    class Recording:  # (the strategy itself, compiled, cannot be patched)
+        def targets(self, request):
+            searches.append(request)
+            return original(request)
+
+    monkeypatch.setattr(engine.preemptor, "strategy", Recording())
     with engine.preemptor.at_commit():
         assert engine.preemptor.targets(pending, "cq-a", {fr}, {fr: 2}) == []
     engine.finish("cq-b/other")
