@@ -81,14 +81,8 @@ def is_preferred(a: tuple[int, int], b: tuple[int, int], preference: str | None)
 
 def unused_quota_message(fr: FlavorResource, value: int, available: int) -> str:
     """Why a request of `value` does not fit in the `available` unused quota of `fr`."""
-    return _shortfall_message(fr, value - available)
-
-
-# A long simulation restates these messages at every retraced nomination whose unused amount
-# moved (two per reading): one per pair and shortfall is formatted, the rest are looked up.
-@lru_cache(maxsize=1 << 16)
-def _shortfall_message(fr: FlavorResource, missing: int) -> str:
-    return f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, {_units(fr[1], missing)} more needed"
+    return (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+            f"{_units(fr[1], value - available)} more needed")
 
 
 def restated(assignment: "Assignment", messages: dict[str, str]) -> "Assignment":

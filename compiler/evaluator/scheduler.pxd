@@ -138,6 +138,7 @@ cdef class Engine:
 
 cpdef tuple _found(targets)
 cpdef tuple _reading_pairs(kind, what, amount)
+cpdef bint _reading_touches(frs, kind, what, amount)
 @cython.locals(cached=tuple)
 cpdef bint _reused_as_is(WorkloadInfo info, cq_name)
 @cython.locals(info=WorkloadInfo)

@@ -199,6 +199,14 @@ def _reading_pairs(kind: str, what, amount) -> tuple:
     return (what,)
 
 
+def _reading_touches(frs: set[FlavorResource], kind: str, what, amount) -> bool:
+    """Whether a reading's answer depends on one of `frs`: `_reading_pairs` meets `frs`,
+    asked without building the tuple (a retrace asks it of every reading it keeps)."""
+    if kind == TARGETS_READING:
+        return not (frs.isdisjoint(what) and frs.isdisjoint(amount))
+    return what in frs
+
+
 def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResource] | None:
     """Which of `frs` have a commit version in `now` other than in `before` (the answers of a
     version reader over them; one pair's is a plain number). None when the versions are not
@@ -567,12 +575,8 @@ class Engine:
         oracle = None
         now_readings, messages = readings, {}
         for index, (kind, what, amount, answer) in enumerate(readings):
-            if changed is not None:  # (`_reading_pairs`, without building the tuple)
-                if kind == TARGETS_READING:
-                    if changed.isdisjoint(what) and changed.isdisjoint(amount):
-                        continue
-                elif what not in changed:
-                    continue
+            if changed is not None and not _reading_touches(changed, kind, what, amount):
+                continue
             if kind == QUOTA_READING:
                 now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
                 if now != answer:
