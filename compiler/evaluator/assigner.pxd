@@ -16,11 +16,12 @@ cdef class FlavorAssigner:
     cdef public object readings
     cdef public dict _problems
     cdef public dict group_of
+    cdef public dict pairs
 
     @cython.locals(requests=dict, group_flavors=object, reasons=list, index=Py_ssize_t)
     cpdef assign(self, podsets, counts=*, last_tried=*)
     @cython.locals(covered=list, reasons=list, attempts=list, chosen=dict, flavor_reasons=list,
-                   idx=Py_ssize_t, start=Py_ssize_t, attempted=Py_ssize_t)
+                   idx=Py_ssize_t, start=Py_ssize_t, attempted=Py_ssize_t, pairs=dict)
     cpdef tuple _find_flavor(self, ps_index, podset, dict requests, res, dict assumed, last_tried)
     cpdef bint _try_next(self, tuple mode)
     @cython.locals(node=QuotaNode)

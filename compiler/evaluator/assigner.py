@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, copy_with
+from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, copy_with, flavor_resource
 from compiler.quantity import format_units
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
@@ -176,7 +176,7 @@ class Assignment:
         for ps in self.podsets:
             for res, (flavor, mode, _) in ps.flavors.items():
                 if mode == A_PREEMPT:
-                    out.add((flavor, res))
+                    out.add(flavor_resource(flavor, res))
         return out
 
 
@@ -302,9 +302,15 @@ class FlavorAssigner:
         self.readings: list[tuple] | None = None
         self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
+        # flavor -> resource -> the shared pair tuple (models.flavor_resource), for the pairs
+        # an assignment reads: found by two string lookups instead of a tuple built per reading.
+        self.pairs: dict[str, dict[str, FlavorResource]] = {}
         for index, group in enumerate(cq.resource_groups):
             for res in group.covered_resources:
                 self.group_of.setdefault(res, index)
+            for flavor in group.flavors:
+                for res in group.covered_resources:
+                    self.pairs.setdefault(flavor, {})[res] = flavor_resource(flavor, res)
 
     def assign(self, podsets: list[PodSet], counts: list[int] | None = None,
                last_tried: dict[tuple[int, str], int] | None = None) -> Assignment:
@@ -347,7 +353,7 @@ class FlavorAssigner:
             assignment.podsets.append(psa)
             for res, (flavor, _, borrow) in psa.flavors.items():
                 assignment.borrowing = max(assignment.borrowing, borrow)
-                fr = (flavor, res)
+                fr = self.pairs[flavor][res]
                 assignment.usage[fr] = assignment.usage.get(fr, 0) + requests.get(res, 0)
             if psa.mode == A_NO_FIT:
                 break
@@ -423,8 +429,9 @@ class FlavorAssigner:
             max_borrow = 0
             flavor_reasons: list[str] = []
             flavor_no_fit = ""
+            pairs = self.pairs[fname]
             for r in covered:
-                fr = (fname, r)
+                fr = pairs[r]
                 mode, borrow, status, no_fit = self._fits_quota(fr, assumed.get(fr, 0), requests[r])
                 if status:
                     flavor_reasons.append(status)

@@ -20,7 +20,7 @@ from compiler.evaluator.jobs.pod import POD_GROUP_LABEL, group_workload
 from compiler.evaluator.models import (
     EPOCH, Admission, ClusterQueue, ClusterState, Cohort, Configuration, FlavorFungibility,
     LocalQueue, PodSet, PodSetAdmission, PreemptionPolicy, ResourceFlavor, ResourceGroup,
-    ResourceQuota, Workload,
+    ResourceQuota, Workload, flavor_resource,
 )
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
 from compiler.quantity import QuantityError, parse_quantity, to_units
@@ -305,13 +305,13 @@ class _Loader:
                     nominal = self._units(rname, res.get("nominalQuota", 0), f"{path} nominalQuota")
                     borrow = res.get("borrowingLimit")
                     lend = res.get("lendingLimit")
-                    rg.quotas[(fname, rname)] = ResourceQuota(
+                    rg.quotas[flavor_resource(fname, rname)] = ResourceQuota(
                         nominal,
                         None if borrow is None else self._units(rname, borrow, f"{path} borrowingLimit"),
                         None if lend is None else self._units(rname, lend, f"{path} lendingLimit"),
                     )
                 for rname in covered:
-                    rg.quotas.setdefault((fname, rname), ResourceQuota(0))
+                    rg.quotas.setdefault(flavor_resource(fname, rname), ResourceQuota(0))
             groups.append(rg)
         return groups
 

@@ -14,6 +14,19 @@ from compiler.errors import Diagnostic, SourcePosition
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
+# One tuple object per (flavor, resource) pair, shared by every engine in this process: the
+# engine's dicts are keyed by pairs, and a lookup whose key is the very object stored returns
+# at the identity check, where an equal tuple built elsewhere is compared element by element
+# (a simulation looks pairs up tens of millions of times). Bounded by the pairs the policies
+# loaded in this process name.
+_PAIRS: dict[FlavorResource, FlavorResource] = {}
+
+
+def flavor_resource(flavor: str, resource: str) -> FlavorResource:
+    """The shared tuple of a (flavor, resource) pair (see `_PAIRS`)."""
+    pair = (flavor, resource)
+    return _PAIRS.setdefault(pair, pair)
+
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 

@@ -15,7 +15,7 @@ from compiler.evaluator.assigner import (
 from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.fairshare import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
-from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload
+from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload, flavor_resource
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 from compiler.parents import cycles
@@ -471,7 +471,7 @@ class Engine:
                 flavor = psa.flavors.get(res)
                 if flavor is None or amount == 0:
                     continue
-                fr = (flavor, res)
+                fr = flavor_resource(flavor, res)
                 info.usage[fr] = info.usage.get(fr, 0) + amount
         reserved = workload.quota_reserved_at or workload.created
         info.reserved_rank = (reserved.timestamp(), 0)
@@ -612,7 +612,7 @@ class Engine:
                 index = assigner.group_of.get(res)
                 if index is not None:
                     group = groups[index]
-                    frs.update((f, r) for f in group.flavors for r in group.covered_resources)
+                    frs.update(flavor_resource(f, r) for f in group.flavors for r in group.covered_resources)
             info.reads = (cq_name, sorted(frs))
         return info.reads[1]
 

@@ -27,7 +27,7 @@ cdef class QuotaNode:
     cpdef list path_nodes(self)
     @cython.locals(node=QuotaNode)
     cpdef QuotaNode root(self)
-    @cython.locals(steps=tuple, usage=dict)
+    @cython.locals(steps=tuple, usage=dict, root_usage=dict)
     cpdef available(self, fr, tuple taken=*)
     @cython.locals(plan=tuple, node=QuotaNode, step=QuotaNode)
     cpdef tuple _plan(self, fr)
