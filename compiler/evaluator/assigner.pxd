@@ -5,6 +5,47 @@ cimport cython
 
 from compiler.evaluator.tree cimport QuotaNode, height_of_lowest_subtree_that_fits
 
+cdef class FlavorAttempt:
+    cdef public object flavor
+    cdef public object mode
+    cdef public object borrow
+    cdef public list reasons
+    cdef public object no_fit_reason
+
+
+cdef class PodSetAssignment:
+    cdef public object name
+    cdef public object count
+    cdef public dict requests
+    cdef public dict flavors
+    cdef public list reasons
+    cdef public object error
+    cdef public list attempts
+    cdef public dict tried_index
+
+    cpdef PodSetAssignment copy(self)
+    cpdef bint is_fit(self)
+
+
+cdef class Assignment:
+    cdef public list podsets
+    cdef public dict usage
+    cdef public object borrowing
+    cdef public object no_fit_reason
+    cdef public object mode
+    cdef public object _message
+    cdef public object scan_position
+
+    cpdef Assignment copy(self)
+    cpdef message(self)
+    @cython.locals(ps=PodSetAssignment)
+    cpdef set frs_needing_preemption(self)
+
+
+@cython.locals(ps=PodSetAssignment, copy=PodSetAssignment, podsets=list)
+cpdef Assignment restated(Assignment assignment, dict messages)
+
+
 cdef class FlavorAssigner:
     cdef public object cq
     cdef public QuotaNode node
@@ -18,8 +59,9 @@ cdef class FlavorAssigner:
     cdef public dict group_of
     cdef public dict pairs
 
-    @cython.locals(requests=dict, group_flavors=object, reasons=list, index=Py_ssize_t)
-    cpdef assign(self, podsets, counts=*, last_tried=*)
+    @cython.locals(requests=dict, group_flavors=object, reasons=list, index=Py_ssize_t, assignment=Assignment,
+                   psa=PodSetAssignment, ps=PodSetAssignment)
+    cpdef Assignment assign(self, podsets, counts=*, last_tried=*)
     @cython.locals(covered=list, reasons=list, attempts=list, chosen=dict, flavor_reasons=list,
                    idx=Py_ssize_t, start=Py_ssize_t, attempted=Py_ssize_t, pairs=dict)
     cpdef tuple _find_flavor(self, ps_index, podset, dict requests, res, dict assumed, last_tried)

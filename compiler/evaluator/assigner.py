@@ -7,11 +7,10 @@ Follows Kueue's flavorassigner: resource groups, flavors in listed order, struct
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, copy_with, flavor_resource
+from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, flavor_resource
 from compiler.quantity import format_units
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
@@ -88,35 +87,63 @@ def unused_quota_message(fr: FlavorResource, value: int, available: int) -> str:
 def restated(assignment: "Assignment", messages: dict[str, str]) -> "Assignment":
     """`assignment` with some quota messages replaced (old -> new): the same flavor
     assignment, reached by the same path, where unused amounts differ."""
-    def new(reasons: list[str]) -> list[str]:
-        return [messages.get(reason, reason) for reason in reasons]
-    podsets = [copy_with(ps, reasons=new(ps.reasons),
-                         attempts=[copy_with(a, reasons=new(a.reasons)) for a in ps.attempts])
-               for ps in assignment.podsets]
-    return copy_with(assignment, podsets=podsets, _message=None)
+    podsets = []
+    for ps in assignment.podsets:
+        copy = ps.copy()
+        copy.reasons = [messages.get(reason, reason) for reason in ps.reasons]
+        copy.attempts = [FlavorAttempt(a.flavor, a.mode, a.borrow, [messages.get(r, r) for r in a.reasons],
+                                       a.no_fit_reason) for a in ps.attempts]
+        podsets.append(copy)
+    whole = assignment.copy()
+    whole.podsets = podsets
+    whole._message = None
+    return whole
 
 
-@dataclass
+# The records below are plain classes with slots, not dataclasses: a simulation builds them by
+# the hundred thousand and reads their fields millions of times, and the compiled engine makes
+# them extension types (assigner.pxd) whose fields are C struct members.
+
 class FlavorAttempt:
     """One flavor tried for one resource group of a pod set (for --explain)."""
 
-    flavor: str
-    mode: str
-    borrow: int
-    reasons: list[str]
-    no_fit_reason: str
+    __slots__ = ("flavor", "mode", "borrow", "reasons", "no_fit_reason")
+
+    def __init__(self, flavor: str, mode: str, borrow: int, reasons: list[str], no_fit_reason: str) -> None:
+        self.flavor = flavor
+        self.mode = mode
+        self.borrow = borrow
+        self.reasons = reasons
+        self.no_fit_reason = no_fit_reason
+
+    def __repr__(self) -> str:
+        return (f"FlavorAttempt({self.flavor!r}, {self.mode!r}, borrow={self.borrow}, reasons={self.reasons!r}, "
+                f"no_fit_reason={self.no_fit_reason!r})")
 
 
-@dataclass
 class PodSetAssignment:
-    name: str
-    count: int
-    requests: dict[str, int]
-    flavors: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # res -> (flavor, mode, borrow)
-    reasons: list[str] = field(default_factory=list)
-    error: str | None = None
-    attempts: list[FlavorAttempt] = field(default_factory=list)
-    tried_index: dict[str, int] = field(default_factory=dict)
+    __slots__ = ("name", "count", "requests", "flavors", "reasons", "error", "attempts", "tried_index")
+
+    def __init__(self, name: str, count: int, requests: dict[str, int]) -> None:
+        self.name = name
+        self.count = count
+        self.requests = requests
+        self.flavors: dict[str, tuple[str, str, int]] = {}  # res -> (flavor, mode, borrow)
+        self.reasons: list[str] = []
+        self.error: str | None = None
+        self.attempts: list[FlavorAttempt] = []
+        self.tried_index: dict[str, int] = {}
+
+    def copy(self) -> "PodSetAssignment":
+        """A copy sharing the field values (replace a field, never edit it in place)."""
+        copy = PodSetAssignment(self.name, self.count, self.requests)
+        copy.flavors, copy.reasons, copy.error = self.flavors, self.reasons, self.error
+        copy.attempts, copy.tried_index = self.attempts, self.tried_index
+        return copy
+
+    def __repr__(self) -> str:
+        return (f"PodSetAssignment({self.name!r}, count={self.count}, flavors={self.flavors!r}, "
+                f"reasons={self.reasons!r}, error={self.error!r})")
 
     @property
     def mode(self) -> str:
@@ -142,19 +169,32 @@ class PodSetAssignment:
         return ", ".join(sorted(self.reasons))
 
 
-@dataclass
 class Assignment:
-    podsets: list[PodSetAssignment] = field(default_factory=list)
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    borrowing: int = 0
-    no_fit_reason: str = ""
-    mode: str = A_NO_FIT
-    # A finished assignment is not changed again, and a reused nomination asks for its
-    # message at every cycle: it is composed once.
-    _message: str | None = field(default=None, repr=False, compare=False)
-    # Where a failed flavor scan stopped, (pod set, resource) -> flavor index (the scheduler's
-    # FlavorFungibilityPreserveScanProgress record), kept like the message.
-    scan_position: dict | None = field(default=None, repr=False, compare=False)
+    __slots__ = ("podsets", "usage", "borrowing", "no_fit_reason", "mode", "_message", "scan_position")
+
+    def __init__(self) -> None:
+        self.podsets: list[PodSetAssignment] = []
+        self.usage: dict[FlavorResource, int] = {}
+        self.borrowing = 0
+        self.no_fit_reason = ""
+        self.mode = A_NO_FIT
+        # A finished assignment is not changed again, and a reused nomination asks for its
+        # message at every cycle: it is composed once.
+        self._message: str | None = None
+        # Where a failed flavor scan stopped, (pod set, resource) -> flavor index (the
+        # scheduler's FlavorFungibilityPreserveScanProgress record), kept like the message.
+        self.scan_position: dict | None = None
+
+    def copy(self) -> "Assignment":
+        """A copy sharing the field values (replace a field, never edit it in place)."""
+        copy = Assignment()
+        copy.podsets, copy.usage, copy.borrowing = self.podsets, self.usage, self.borrowing
+        copy.no_fit_reason, copy.mode = self.no_fit_reason, self.mode
+        copy._message, copy.scan_position = self._message, self.scan_position
+        return copy
+
+    def __repr__(self) -> str:
+        return f"Assignment({self.mode}, borrowing={self.borrowing}, usage={self.usage!r}, podsets={self.podsets!r})"
 
     def message(self) -> str:
         if self._message is None:
@@ -321,7 +361,7 @@ class FlavorAssigner:
             requests = podset.total(count)
             if covers_pods:
                 requests["pods"] = count
-            psa = PodSetAssignment(name=podset.name, count=count, requests=requests)
+            psa = PodSetAssignment(podset.name, count, requests)
             group_flavors: dict[str, tuple[str, str, int]] | None = {}
             failed_status: tuple[list[str], str | None] | None = None
             reasons: list[str] = []

@@ -25,3 +25,4 @@ cdef class WorkloadInfo:
     cdef public object nomination
     cdef public object reads
     cdef public object key
+    cdef public object uid

@@ -19,7 +19,7 @@ class WorkloadInfo:
     __slots__ = ("workload", "cluster_queue", "usage", "flavors", "counts", "holds_quota", "held_before",
                  "reserved_rank", "status", "reason", "reason_code", "preempted_by", "borrowing",
                  "last_tried", "sticky", "explain", "last_assignment", "pending_victims", "_hash",
-                 "_order", "nomination", "reads", "key")
+                 "_order", "nomination", "reads", "key", "uid")
 
     def __init__(self, workload: Workload) -> None:
         self.workload = workload
@@ -48,8 +48,10 @@ class WorkloadInfo:
         # pairs a nomination in its ClusterQueue can read: see Engine._nominate_cached.
         self.nomination: tuple | None = None
         self.reads: tuple | None = None
-        # "namespace/name", asked millions of times in a simulation: formatted once.
+        # "namespace/name", asked millions of times in a simulation: formatted once. The UID
+        # orders candidates and heads (the key stands in for a workload without one).
         self.key: str = workload.key
+        self.uid: str = workload.uid or self.key
 
     def __repr__(self) -> str:
         return f"WorkloadInfo({self.key}, {self.status}, cluster_queue={self.cluster_queue})"
@@ -57,10 +59,6 @@ class WorkloadInfo:
     @property
     def priority(self) -> int:
         return self.workload.priority
-
-    @property
-    def uid(self) -> str:
-        return self.workload.uid or self.workload.key
 
     @property
     def scheduling_hash(self) -> int:

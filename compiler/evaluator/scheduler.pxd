@@ -4,7 +4,7 @@
 # a cycle calls for every head are C calls with their locals typed.
 cimport cython
 
-from compiler.evaluator.assigner cimport FlavorAssigner
+from compiler.evaluator.assigner cimport Assignment, FlavorAssigner, PodSetAssignment
 from compiler.evaluator.info cimport WorkloadInfo
 from compiler.evaluator.preemption cimport Preemptor
 from compiler.evaluator.tree cimport QuotaNode, height_of_lowest_subtree_that_fits
@@ -37,7 +37,7 @@ cdef class _Queue:
 cdef class _Entry:
     cdef public WorkloadInfo info
     cdef public object cq
-    cdef public object assignment
+    cdef public Assignment assignment
     cdef public list targets
     cdef public object status
     cdef public object message
@@ -106,11 +106,12 @@ cdef class Engine:
     @cython.locals(entry=_Entry, queue=_Queue, info=WorkloadInfo)
     cpdef bint _requeue_entries(self, list entries)
     cpdef bint _reserves(self, cq_name)
-    @cython.locals(info=WorkloadInfo, node=QuotaNode)
+    @cython.locals(info=WorkloadInfo, node=QuotaNode, assignment=Assignment)
     cpdef bint _process(self, _Entry entry, dict preempted, list temporary, list preemptors)
-    cpdef _remember_scan(self, WorkloadInfo info, assignment)
+    @cython.locals(ps=PodSetAssignment)
+    cpdef _remember_scan(self, WorkloadInfo info, Assignment assignment)
     @cython.locals(node=QuotaNode)
-    cpdef _admit(self, WorkloadInfo info, cq_name, assignment)
+    cpdef _admit(self, WorkloadInfo info, cq_name, Assignment assignment)
     @cython.locals(info=WorkloadInfo, queue=_Queue)
     cpdef bint _requeue(self, _Entry entry)
     cpdef int _quiet_cycle(self)
