@@ -19,8 +19,12 @@ cdef class Preemptor:
     cdef public object strategy
     cdef public object _at_commit
 
-    @cython.locals(capped=tuple, cached=tuple)
     cpdef targets(self, WorkloadInfo preemptor, cq_name, frs, usage)
+    cpdef pair_targets(self, WorkloadInfo preemptor, cq_name, fr, quantity)
+    @cython.locals(capped=tuple, cached=tuple)
+    cpdef _kept(self, tuple key)
+    @cython.locals(cached=tuple)
+    cpdef _answer(self, tuple key, WorkloadInfo preemptor, cq_name, contested, usage)
     cpdef bint compares_creation(self, cq_name)
 
 

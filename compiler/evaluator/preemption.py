@@ -85,32 +85,56 @@ class Preemptor:
         if not self._reuse:
             request = PreemptionRequest(preemptor, cq_name, contested, usage)
             return [] if self.snapshot.beyond_own_limit(request) else self.strategy.targets(request)
+        if len(usage) == 1 and len(contested) == 1 and contested.issubset(usage):
+            (fr, quantity), = usage.items()
+            return self.pair_targets(preemptor, cq_name, fr, quantity)
         # A classical search reads the contested and requested pairs only, and the preemptor
         # only through its priority, and its creation time for LowerOrNewerEqualPriority only:
         # without that policy, the workloads of one priority and shape share their answers.
         # Fair sharing reads the shares of the queues it compares (fairshare.SearchReads).
         work = preemptor.workload
         created = work.created if self.fair_sharing or self.compares_creation(cq_name) else None
-        if len(usage) == 1 and len(contested) == 1 and contested.issubset(usage):
-            # (the oracle's question, one pair contested and requested: a flat key, quicker to
-            # build and hash; no key of several pairs, which holds a frozenset, equals it)
-            (fr, quantity), = usage.items()
-            key = (cq_name, fr, quantity, work.priority, created)
-        else:
-            key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
+        key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)
+        found = self._kept(key)
+        if found is not None:
+            return found
+        return self._answer(key, preemptor, cq_name, contested, usage)
+
+    def pair_targets(self, preemptor: WorkloadInfo, cq_name: str, fr: FlavorResource, quantity: int) -> list[Target]:
+        """`targets` of one pair, contested and requested (the oracle's question, asked for
+        every flavor a nomination reads): a flat key, quicker to build and hash, and the
+        request's set and dict are built only for a search. (No key of several pairs, which
+        holds a frozenset, equals one of these.)"""
+        if not self._reuse:
+            return self.targets(preemptor, cq_name, {fr}, {fr: quantity})
+        work = preemptor.workload
+        created = work.created if self.fair_sharing or self.compares_creation(cq_name) else None
+        key = (cq_name, fr, quantity, work.priority, created)
+        found = self._kept(key)
+        if found is not None:
+            return found
+        return self._answer(key, preemptor, cq_name, frozenset((fr,)), {fr: quantity})
+
+    def _kept(self, key: tuple) -> list[Target] | None:
+        """The kept answer of a request while what it read is unchanged, else None."""
         capped = self._capped.get(key)
         if capped is not None and capped[0]() == capped[1]:
             return []
         cached = self._answers.get(key)
+        if cached is not None and cached[0]() == cached[1] and (cached[3] is None or cached[3].shares_hold()):
+            return list(cached[2])
+        return None
+
+    def _answer(self, key: tuple, preemptor: WorkloadInfo, cq_name: str, contested: frozenset,
+                usage: dict[FlavorResource, int]) -> list[Target]:
+        """Search, and keep the answer under `key` with the versions of what it read."""
+        cached = self._answers.get(key)
         if cached is not None:
-            state = cached[0]()
-            if state == cached[1] and (cached[3] is None or cached[3].shares_hold()):
-                return list(cached[2])
             reader = cached[0]
+            state = reader()
         elif not self.fair_sharing:
             reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), False)
             state = reader()
-        # (the request is built only for a search: most questions are answered above)
         request = PreemptionRequest(preemptor, cq_name, contested, usage)
         if self.snapshot.beyond_own_limit(request):
             # No search, classical or fair, can succeed while the queue's own workloads stay

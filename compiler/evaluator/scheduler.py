@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
+from operator import itemgetter
 from datetime import datetime
 from typing import Callable
 
@@ -184,6 +185,7 @@ class _Queue:
             self.waiting.add(self.name)
 
 
+_head_count = itemgetter(0)  # of a quiet queue's (number of heads, name)
 TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
 
 
@@ -296,8 +298,9 @@ class Engine:
         # cycles 1, 2, ...), the cycles of the moment so far, and the commit versions of their
         # trees when last checked.
         self._quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
-        # The quiet queues as (number of heads, name), sorted: the queues with a head in cycle
-        # c of the moment are a tail of the list, found by bisection instead of a walk of all.
+        # The quiet queues as (number of heads, name), sorted by the number: the queues with a
+        # head in cycle c of the moment are a tail of the list, found by bisection instead of a
+        # walk of all.
         self._quiet_order: list[tuple[int, str]] = []
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}
@@ -504,7 +507,7 @@ class Engine:
         def oracle(fr: FlavorResource, quantity: int) -> tuple[int, int]:
             if not may_preempt:  # no candidate can exist: skip the search
                 return NO_CANDIDATES, height_of_lowest_subtree_that_fits(node, fr, quantity)[0]
-            targets = self.preemptor.targets(info, cq_name, {fr}, {fr: quantity})
+            targets = self.preemptor.pair_targets(info, cq_name, fr, quantity)
             if not targets:
                 borrow, _ = height_of_lowest_subtree_that_fits(node, fr, quantity)
                 return NO_CANDIDATES, borrow
@@ -1209,7 +1212,11 @@ class Engine:
         self._finished_roots.clear()  # every queue is requeued here
         self._settle_admission_order()
         self._quiet = self._quiet_queues() if quiet else {}
-        self._quiet_order = sorted([(len(heads), name) for name, (_, heads) in self._quiet.items()])
+        # (ordered by the number of heads alone: the queues with a head in cycle c are the tail
+        # from the first with c heads whatever the order among equals, and each queue is woken
+        # on its own, so that order decides nothing; comparing names cost more than the rest)
+        self._quiet_order = sorted([(len(heads), name) for name, (_, heads) in self._quiet.items()],
+                                   key=_head_count)
         self._moment_cycle = 0
         for name in self._aside:
             if name in self._quiet:
@@ -1317,7 +1324,7 @@ class Engine:
         skipped, then its head of each of those cycles popped and set aside with the answer its
         nomination holds."""
         queue, heads = self._quiet.pop(name)
-        del self._quiet_order[bisect_left(self._quiet_order, (len(heads), name))]
+        self._quiet_order.remove((len(heads), name))
         self.woken += 1
         for info in heads:
             if info in self._scanned:

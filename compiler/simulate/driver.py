@@ -83,6 +83,9 @@ class UsageChange(NamedTuple):
     amount: int
 
 
+_new_tuple = tuple.__new__
+
+
 @dataclass
 class SimulationRun:
     runs: list[JobRun]
@@ -291,7 +294,9 @@ class _EventLoop:
     def _record(self, time: int, run: JobRun, sign: int) -> None:
         for (flavor, resource), amount in sorted(run.usage.items()):
             if amount:
-                self.timeline.append(UsageChange(time, run.cluster_queue, flavor, resource, sign * amount))
+                # (made as the tuple it is: a named tuple's own constructor is interpreted code)
+                self.timeline.append(_new_tuple(UsageChange, (time, run.cluster_queue, flavor, resource,
+                                                              sign * amount)))
 
 
 def _circles_warning(moments: list[int]) -> Diagnostic:
