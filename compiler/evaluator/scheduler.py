@@ -298,9 +298,8 @@ class Engine:
         # cycles 1, 2, ...), the cycles of the moment so far, and the commit versions of their
         # trees when last checked.
         self._quiet: dict[str, tuple[_Queue, list[WorkloadInfo]]] = {}
-        # The quiet queues as (number of heads, name), sorted by the number: the queues with a
-        # head in cycle c of the moment are a tail of the list, found by bisection instead of a
-        # walk of all.
+        # The quiet queues as (number of heads, name), sorted by number: those with a head in
+        # cycle c of the moment are a tail of the list, found by bisection, not a walk of all.
         self._quiet_order: list[tuple[int, str]] = []
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}

@@ -123,6 +123,19 @@ def test_incremental_tournament_follows_usage_changes(seed: int) -> None:
     assert not tournament
 
 
+def test_every_flavor_resource_pair_is_one_shared_object() -> None:
+    """The pairs an admitted workload holds and the quota tree's usage keys are the tuple
+    objects the tree's quotas are keyed by (models.flavor_resource), in every queue: the
+    engine's pair-keyed lookups then return at the identity check instead of comparing
+    equal tuples element by element."""
+    engine = _run(_world(False), reuse=True)
+    quota_keys = {id(fr) for node in engine.nodes.values() for fr in node.quotas}
+    held = [fr for info in engine.infos.values() if info.holds_quota for fr in info.usage]
+    used = [fr for node in engine.nodes.values() for fr in node.usage]
+    assert held and used
+    assert all(id(fr) in quota_keys for fr in held + used)
+
+
 def test_head_keys_asked_level_by_level_are_the_keys_computed_afresh() -> None:
     """The tournament asks a head's key at its queue's cohort, then (for a cohort's winner)
     at the level above; a usage change that a lendingLimit keeps inside the queue leaves the
