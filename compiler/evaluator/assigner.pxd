@@ -60,11 +60,11 @@ cdef class FlavorAssigner:
     cdef public dict pairs
 
     @cython.locals(requests=dict, group_flavors=object, reasons=list, index=Py_ssize_t, assignment=Assignment,
-                   psa=PodSetAssignment, ps=PodSetAssignment)
+                   psa=PodSetAssignment, ps=PodSetAssignment, order=list)
     cpdef Assignment assign(self, podsets, counts=*, last_tried=*)
     @cython.locals(covered=list, reasons=list, attempts=list, chosen=dict, flavor_reasons=list,
                    idx=Py_ssize_t, start=Py_ssize_t, attempted=Py_ssize_t, pairs=dict)
-    cpdef tuple _find_flavor(self, ps_index, podset, dict requests, res, dict assumed, last_tried)
+    cpdef tuple _find_flavor(self, ps_index, podset, dict requests, list order, res, dict assumed, last_tried)
     cpdef bint _try_next(self, tuple mode)
     @cython.locals(node=QuotaNode)
     cpdef tuple _fits_quota(self, fr, assumed, request)

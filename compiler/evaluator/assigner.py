@@ -358,14 +358,15 @@ class FlavorAssigner:
         covers_pods = "pods" in self.group_of
         for index, podset in enumerate(podsets):
             count = podset.count if counts is None else counts[index]
-            requests = podset.total(count)
+            requests = {res: amount * count for res, amount in podset.per_pod.items()}  # PodSet.total
             if covers_pods:
                 requests["pods"] = count
             psa = PodSetAssignment(podset.name, count, requests)
             group_flavors: dict[str, tuple[str, str, int]] | None = {}
             failed_status: tuple[list[str], str | None] | None = None
             reasons: list[str] = []
-            for res in kueue_resource_order(requests):
+            order = kueue_resource_order(requests)
+            for res in order:
                 quantity = requests[res]
                 if res not in self.group_of:
                     if quantity == 0 or self.ignore_undeclared:
@@ -373,7 +374,7 @@ class FlavorAssigner:
                 if res in group_flavors:
                     continue
                 flavors, status_reasons, fit, attempts, tried = self._find_flavor(
-                    index, podset, requests, res, assignment.usage, last_tried)
+                    index, podset, requests, order, res, assignment.usage, last_tried)
                 psa.attempts.extend(attempts)
                 if not flavors:
                     failed_status = (status_reasons, None)
@@ -433,7 +434,7 @@ class FlavorAssigner:
         # Kueue has no reason and falls back to "Pending" (UnadmittedWorkloadReasonWithFallback).
         return overall or PENDING
 
-    def _find_flavor(self, ps_index: int, podset: PodSet, requests: dict[str, int], res: str,
+    def _find_flavor(self, ps_index: int, podset: PodSet, requests: dict[str, int], order: list[str], res: str,
                      assumed: dict[FlavorResource, int], last_tried):
         group_index = self.group_of.get(res)
         if group_index is None:
@@ -441,7 +442,7 @@ class FlavorAssigner:
                                     NO_MATCHING_FLAVOR)
             return None, [f"resource {res} unavailable in ClusterQueue"], False, [attempt], -1
         group = self.cq.resource_groups[group_index]
-        covered = [r for r in kueue_resource_order(requests) if r in group.covered_resources]
+        covered = [r for r in order if r in group.covered_resources]  # (`order`: the requests' resource order)
         reasons: list[str] = []
         attempts: list[FlavorAttempt] = []
         best: dict | None = None

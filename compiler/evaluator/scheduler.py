@@ -237,6 +237,11 @@ def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: _Queue, cq_name: str)
     return True
 
 
+def _latest_first(info: WorkloadInfo) -> int:
+    """Sort key: the later of two admissions in one moment first."""
+    return -info.reserved_rank[1]
+
+
 def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
     """A workload set aside with its equivalence class was not evaluated itself: it stays
     pending (as Kueue reports it), with the answer its class got as the reason."""
@@ -1196,8 +1201,8 @@ class Engine:
         their order are they tracked again (moving the commit versions a cached answer reads)."""
         admitted = [info for info in self._admitted_now if info.holds_quota and self.infos.get(info.key) is info]
         self._admitted_now.clear()
-        by_admission = sorted(admitted, key=lambda info: -info.reserved_rank[1])
-        if [info.uid for info in by_admission] == sorted(info.uid for info in admitted):
+        by_admission = sorted(admitted, key=_latest_first)
+        if [info.uid for info in by_admission] == sorted([info.uid for info in admitted]):
             return  # the same order either way (and one alone has no tie)
         for info in admitted:
             self.preemptor.untrack(info)

@@ -130,6 +130,50 @@ def test_a_modules_declarations_are_compiled_in(tmp_path):
     assert probe({speedups.PURE_PYTHON_ENV: "1"}) == "2 42 accepted"
 
 
+# Two modules of one build, the second typed by the first's class (a cimport): the process
+# imports the second and says where each came from and why.
+SHARED_PROBE = """\
+import sys
+from pathlib import Path
+from compiler.speedups import CompiledFinder
+root = Path(sys.argv[1])
+sys.path.insert(0, str(root.parent))
+finder = CompiledFinder(root / "_compiled", root)
+sys.meta_path.insert(0, finder)
+import toypkg.user as user
+import toypkg.base as base
+print(user.total_of(3), base.__file__.endswith(".py"), user.__file__.endswith(".py"))
+print(finder.status("toypkg.user").why)
+"""
+
+
+def test_a_module_edited_since_the_build_makes_every_module_run_as_python(tmp_path):
+    """Compiled modules share their classes' C layouts: one whose class another compiled
+    module is typed by cannot run as Python beside it (the import would fail), so an edit to
+    any module of the build sets all of them aside until the next build."""
+    root = tmp_path / "toypkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    base = root / "base.py"
+    base.write_text("class Counter:\n    def __init__(self, total):\n        self.total = total\n")
+    (root / "base.pxd").write_text("cdef class Counter:\n    cdef public long long total\n")
+    (root / "user.py").write_text("from toypkg.base import Counter\n\n\n"
+                                  "def total_of(value):\n    counter = Counter(value)\n    return counter.total\n")
+    (root / "user.pxd").write_text("cimport cython\nfrom toypkg.base cimport Counter\n\n"
+                                   "@cython.locals(counter=Counter)\ncpdef total_of(value)\n")
+    build(("toypkg.base", "toypkg.user"), root=root, out=root / "_compiled", jobs=1)
+
+    def probe() -> list[str]:
+        result = subprocess.run([sys.executable, "-c", SHARED_PROBE, str(root)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.splitlines()
+
+    assert probe() == ["3 False False", "compiled"]
+    base.write_text(base.read_text() + "\n# edited\n")
+    assert probe() == ["3 True True", "toypkg.base changed since the build: the compiled modules share C types, "
+                                      "so every one runs as Python"]
+
+
 def test_a_build_for_another_interpreter_is_not_loaded(tmp_path):
     root = tmp_path / "toypkg"
     (root / "_compiled").mkdir(parents=True)
