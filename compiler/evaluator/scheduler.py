@@ -237,6 +237,18 @@ def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: _Queue, cq_name: str)
     return True
 
 
+def _by_borrowing_then_heap_order(entries: list[_Entry]) -> list[_Entry]:
+    """Classical processing order: not borrowing first, then the heap order (higher
+    priority, older, UID, key). (Most cycles have one head: nothing to sort.)"""
+    if len(entries) < 2:
+        return entries
+    return sorted(entries, key=_borrowing_then_heap_order)
+
+
+def _borrowing_then_heap_order(entry: _Entry) -> tuple:
+    return (entry.assignment.borrowing,) + entry.info.queue_order()
+
+
 def _latest_first(info: WorkloadInfo) -> int:
     """Sort key: the later of two admissions in one moment first."""
     return -info.reserved_rank[1]
@@ -737,27 +749,30 @@ class Engine:
 
     def _ordered(self, entries: list[_Entry]):
         """Entries in processing order. Fair sharing re-ranks after every processed entry, so
-        this is a generator that is advanced between `_process` calls."""
-        if self.fair_sharing and sum(1 for entry in entries if not self._inert(entry)) <= 1:
+        this is a generator that is advanced between `_process` calls (classical: a sorted
+        list, `_by_borrowing_then_heap_order`)."""
+        if not self.fair_sharing:
+            return _by_borrowing_then_heap_order(entries)
+        return self._fair_order(entries)
+
+    def _fair_order(self, entries: list[_Entry]):
+        """Fair sharing's order, one entry at a time (see `_ordered`)."""
+        if sum(1 for entry in entries if not self._inert(entry)) <= 1:
             # The order decides only what the entries that act do to each other: with one of
             # them at most, every order processes the same. (Inert heads still count when two
             # act: in the tournament a head that wins its cohort keeps the cohort's next heads
             # out of the comparison above it, whether it acts or not.)
             yield from entries
             return
-        if self.fair_sharing and self.reuse:
+        if self.reuse:
             tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._tournament_keys)
             while tournament:
                 yield tournament.pop()
             return
-        if self.fair_sharing:
-            remaining = {e.cq: e for e in entries}
-            memo: dict = {}
-            while remaining:
-                yield pop_fair(self.nodes, remaining, memo)
-            return
-        # borrowing, then the heap order (higher priority, older, UID, key)
-        yield from sorted(entries, key=lambda e: (e.assignment.borrowing,) + e.info.queue_order())
+        remaining = {e.cq: e for e in entries}
+        memo: dict = {}
+        while remaining:
+            yield pop_fair(self.nodes, remaining, memo)
 
     def run_cycle(self) -> bool:
         """One scheduling cycle. Returns True if anything changed."""
@@ -1235,6 +1250,8 @@ class Engine:
                 self.queues[name].trail = []
         self._aside.clear()
         self._aside.update(self._quiet)
+        if not self._scanned:
+            return
         asleep = {info for _, heads in self._quiet.values() for info in heads}
         for info in self._scanned:
             if info in asleep:
@@ -1274,9 +1291,12 @@ class Engine:
                 reader = self._trail_reader(name, heads)
                 if reader is not None:
                     checked[name] = (heads, reader, reader())
-        self._quiet_versions = {snapshot.root_of(name): 0 for name in quiet}
-        for root in self._quiet_versions:
-            self._quiet_versions[root] = snapshot.tree_versions[root]
+        versions: dict[int, int] = {}
+        for name in quiet:
+            root = snapshot.root_of(name)
+            if root not in versions:
+                versions[root] = snapshot.tree_versions[root]
+        self._quiet_versions = versions
         return quiet
 
     def _trail_reader(self, name: str, heads: list[WorkloadInfo]) -> Callable[[], object] | None:
