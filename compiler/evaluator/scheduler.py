@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from operator import itemgetter
 from datetime import datetime
+from operator import itemgetter
 from typing import Callable
 
 from compiler.evaluator.assigner import (
