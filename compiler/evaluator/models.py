@@ -187,9 +187,9 @@ class ClusterState:
 
 def copy_with(record, **changes):
     """A copy of a dataclass instance with some fields changed: `dataclasses.replace` without
-    re-running `__init__`, for the records here and the assigner's, which have no field derived
-    from others. Long runs copy them by the hundred thousand (a simulation's jobs, the reused
-    nominations whose messages changed) and `replace` costs several times as much."""
+    re-running `__init__`, for the records here, which have no field derived from others. A
+    simulation copies its jobs' Workloads by the hundred thousand, and `replace` costs several
+    times as much. (The assigner's records have slots and copy themselves.)"""
     copy = object.__new__(type(record))
     copy.__dict__.update(record.__dict__)
     copy.__dict__.update(changes)
