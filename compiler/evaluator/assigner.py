@@ -358,7 +358,7 @@ class FlavorAssigner:
         covers_pods = "pods" in self.group_of
         for index, podset in enumerate(podsets):
             count = podset.count if counts is None else counts[index]
-            requests = {res: amount * count for res, amount in podset.per_pod.items()}  # PodSet.total
+            requests = podset.total(count)
             if covers_pods:
                 requests["pods"] = count
             psa = PodSetAssignment(podset.name, count, requests)
@@ -442,7 +442,7 @@ class FlavorAssigner:
                                     NO_MATCHING_FLAVOR)
             return None, [f"resource {res} unavailable in ClusterQueue"], False, [attempt], -1
         group = self.cq.resource_groups[group_index]
-        covered = [r for r in order if r in group.covered_resources]  # (`order`: the requests' resource order)
+        covered = [r for r in order if r in group.covered_resources]  # `order`: kueue_resource_order(requests)
         reasons: list[str] = []
         attempts: list[FlavorAttempt] = []
         best: dict | None = None

@@ -27,6 +27,7 @@ def flavor_resource(flavor: str, resource: str) -> FlavorResource:
     pair = (flavor, resource)
     return _PAIRS.setdefault(pair, pair)
 
+
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 

@@ -1,6 +1,6 @@
 # Cython declarations for preemption.py (read only by `make speedups`; the .py runs as it is
-# without them): the preemptor's fields as C struct members, and its one question (the
-# targets of a request, mostly answered from what it keeps) a C call.
+# without them): the preemptor's fields as C struct members, and its questions (the targets
+# of a request, mostly answered from what it keeps) C calls.
 cimport cython
 
 from compiler.evaluator.info cimport WorkloadInfo

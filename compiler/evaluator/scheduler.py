@@ -238,8 +238,8 @@ def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: _Queue, cq_name: str)
 
 
 def _by_borrowing_then_heap_order(entries: list[_Entry]) -> list[_Entry]:
-    """Classical processing order: not borrowing first, then the heap order (higher
-    priority, older, UID, key). (Most cycles have one head: nothing to sort.)"""
+    """Classical processing order: the lower borrowing height first, then the heap order
+    (higher priority, older, UID, key). (Most cycles have one head: nothing to sort.)"""
     if len(entries) < 2:
         return entries
     return sorted(entries, key=_borrowing_then_heap_order)
@@ -748,9 +748,8 @@ class Engine:
         return entry
 
     def _ordered(self, entries: list[_Entry]):
-        """Entries in processing order. Fair sharing re-ranks after every processed entry, so
-        this is a generator that is advanced between `_process` calls (classical: a sorted
-        list, `_by_borrowing_then_heap_order`)."""
+        """Entries in processing order: classical, a sorted list; fair sharing re-ranks after
+        every processed entry, so a generator advanced between `_process` calls."""
         if not self.fair_sharing:
             return _by_borrowing_then_heap_order(entries)
         return self._fair_order(entries)

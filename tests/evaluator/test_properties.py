@@ -215,31 +215,37 @@ def test_reuse_changes_nothing_on_a_churning_cluster() -> None:
     assert (reused.cycle, reused.decisions) == (plain.cycle, plain.decisions)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(clusters())
-def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted(docs: list[dict]) -> None:
+def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted() -> None:
     """The preemptor's shortcut (a request beyond its own queue's borrowingLimit, with all
     that queue's candidates gone, finds nothing, classical or fair) agrees with the full check
-    it skips: with every candidate of every source removed at once, the request does not fit."""
-    from compiler.evaluator import preemption
+    it skips: with every candidate of every source removed at once, the request does not fit.
+    Asked after every cycle of random clusters, for every pending workload and every pair its
+    queue has quota for (the engine's own objects, unpatched: compiled, they cannot be), and
+    the shortcut must have answered "beyond" some of those times."""
     from compiler.evaluator.classical import ClassicalPreemption
-    from compiler.evaluator.preemption_common import Snapshot
+    from compiler.evaluator.preemption_common import PreemptionRequest
 
-    checked = []
+    beyond: list[str] = []
 
-    class Checking(Snapshot):  # (a subclass: the compiled Snapshot's type cannot be patched)
-        def beyond_own_limit(self, request):
-            beyond = super().beyond_own_limit(request)
-            if beyond:
-                node = self.nodes[request.cq]
-                classical = ClassicalPreemption(self)
-                same, hierarchy, others = classical._sources(request, node)
-                assert not classical._may_fit(request, node, same + hierarchy + others)
-                checked.append(request.cq)
-            return beyond
+    def check(engine: Engine) -> None:
+        snapshot = engine.preemptor.snapshot
+        classical = ClassicalPreemption(snapshot)
+        for info in engine.infos.values():
+            node = engine.nodes.get(info.cluster_queue) if not info.holds_quota else None
+            if node is None:
+                continue
+            for fr in node.quotas:
+                amount = sum(ps.count * ps.per_pod.get(fr[1], 0) for ps in info.workload.podsets)
+                request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
+                if amount and snapshot.beyond_own_limit(request):
+                    same, hierarchy, others = classical._sources(request, node)
+                    assert not classical._may_fit(request, node, same + hierarchy + others)
+                    beyond.append(info.cluster_queue)
 
-    preemption.Snapshot = Checking
-    try:
-        Engine(load_manifests(docs), reuse=False).run(None, limit=500)
-    finally:
-        preemption.Snapshot = Snapshot
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(clusters())
+    def shortcut_agrees(docs: list[dict]) -> None:
+        Engine(load_manifests(docs), reuse=False).run(None, limit=500, after_cycle=check)
+
+    shortcut_agrees()
+    assert beyond
