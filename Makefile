@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go speedups
+.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go speedups sandbox
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -85,10 +85,33 @@ oracle:
 	    install -m 0644 "$$mod_dir/$${crd#*:}" crds/ || exit 1; done && \
 	  go build -o bin/kueue-oracle . && go vet ./...
 
+# The sandbox (`kueue-policy sandbox`): etcd, kube-apiserver and Kueue's own manager, built from
+# the Go module proxy in oracle/sandbox/ (a module of its own, at the versions Kueue's go.mod
+# selects, so the oracle's build cache serves most of it). kube-apiserver reports the Kubernetes
+# version of its module (clients, Kueue among them, parse it); Kueue's manager its release.
+# Kueue's CRDs and webhook configurations are rendered from the Kueue module's own
+# config/components/ with kustomize, and the job kinds' CRDs copied beside them.
+SANDBOX := oracle/sandbox
+sandbox: oracle
+	cd $(SANDBOX) && go mod download && \
+	  k8s=$$(go list -m -f '{{.Version}}' k8s.io/kubernetes) && kueue=$$(go list -m -f '{{.Version}}' sigs.k8s.io/kueue) && \
+	  major=$$(echo "$$k8s" | cut -d. -f1 | tr -d v) && minor=$$(echo "$$k8s" | cut -d. -f2) && \
+	  go build -ldflags "-X k8s.io/component-base/version.gitVersion=$$k8s \
+	    -X k8s.io/component-base/version.gitMajor=$$major -X k8s.io/component-base/version.gitMinor=$$minor \
+	    -X k8s.io/component-base/version.gitTreeState=clean -X sigs.k8s.io/kueue/pkg/version.GitVersion=$$kueue" \
+	    -o bin/ ./cmd/etcd k8s.io/kubernetes/cmd/kube-apiserver sigs.k8s.io/kueue/cmd/kueue && \
+	  kueue_dir=$$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) && mkdir -p manifests/jobs && \
+	  kubectl kustomize "$$kueue_dir/config/components/crd" > manifests/kueue-crds.yaml.tmp && \
+	  kubectl kustomize "$$kueue_dir/config/components/webhook" > manifests/kueue-webhooks.yaml.tmp && \
+	  mv manifests/kueue-crds.yaml.tmp manifests/kueue-crds.yaml && \
+	  mv manifests/kueue-webhooks.yaml.tmp manifests/kueue-webhooks.yaml && \
+	  for crd in $(JOB_CRDS); do mod_dir=$$(go list -m -f '{{.Dir}}' "$${crd%%:*}") && \
+	    install -m 0644 "$$mod_dir/$${crd#*:}" manifests/jobs/ || exit 1; done
+
 # `make test` builds the oracle when Go is installed; without Go its tests skip with that reason.
 oracle-if-go:
-	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory oracle; \
-	else echo "go not on PATH: kueue-oracle not built, its tests will skip"; fi
+	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory oracle sandbox; \
+	else echo "go not on PATH: kueue-oracle and the sandbox not built, their tests will skip"; fi
 
 # The whole suite (2 workers: this project's machines have 2 cores).
 # Chromium (apt), mermaid-cli (npm) and the oracle (Go) are installed side by side: two wait on

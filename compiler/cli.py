@@ -23,6 +23,7 @@ COMMANDS = {
     "diff": ("compiler.deliver.cli", "diff"),
     "pr": ("compiler.deliver.cli", "pr"),
     "schema": ("compiler.schema_cli", "schema"),
+    "sandbox": ("compiler.sandbox.cli", "sandbox"),
 }
 
 

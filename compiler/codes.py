@@ -162,6 +162,15 @@ KUEUE_CONFIG_NO_DEFAULT = register("KP522", "no default Kueue Configuration for 
     "another version, give your installation's Configuration as spec.kueueConfig.base so that "
     "nothing Kueue runs with is guessed.")
 
+LIVE_APPLY_REFUSED = register("KP530", "a live API server refused the compiled tree",
+    "`sandbox up --out` applied the tree with server-side apply and the API server (or one of "
+    "Kueue's webhooks) refused an object; the message gives the server's own words. The verify "
+    "stage should have caught it: please report it.")
+LIVE_QUEUE_INACTIVE = register("KP531", "a ClusterQueue did not become Active on a live Kueue",
+    "After the tree was applied, Kueue's manager left a ClusterQueue inactive; the message gives "
+    "the ClusterQueue's Active condition (a missing ResourceFlavor, an unknown AdmissionCheck, "
+    "...).")
+
 # --- KP6xx admissibility ----------------------------------------------------------------------
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
