@@ -215,14 +215,21 @@ def _start_apiserver(servers: _Servers, artifacts: Artifacts, ports: dict[str, i
     return client
 
 
-def _crds_established(client: ApiClient, names: list[str]) -> bool | None:
+def _crds_served(client: ApiClient, names: list[str]) -> bool | None:
+    """True once every CRD is Established and its objects can be listed.
+
+    Established comes first; the API server answers 429 "storage is (re)initializing" a while
+    longer, until its watch cache for the new kind is filled."""
     for name in names:
         try:
             crd = client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+            established = condition(crd, "Established")
+            if not established or established.get("status") != "True":
+                return None
+            spec = crd["spec"]
+            storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+            client.get(f"/apis/{spec['group']}/{storage}/{spec['names']['plural']}?limit=1")
         except ApiError:
-            return None
-        established = condition(crd, "Established")
-        if not established or established.get("status") != "True":
             return None
     return True
 
@@ -237,7 +244,7 @@ def _install_crds(servers: _Servers, client: ApiClient, artifacts: Artifacts,
                  "metadata": {"name": kueue_setup.KUEUE_NAMESPACE}}
     _create(client, [namespace, *crds], "Kueue's CRDs")
     names = [crd["metadata"]["name"] for crd in crds]
-    wait_for("the CRDs to be Established", lambda: _crds_established(client, names),
+    wait_for("the CRDs to be served", lambda: _crds_served(client, names),
              timeout=START_TIMEOUT, failed=servers.failure)
 
 
