@@ -27,6 +27,7 @@ from compiler.templating import render_object
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
 
 # Argo CD applies lower waves first and waits for them to be healthy.
+WAVE_NAMESPACES = -1  # Namespaces: every namespaced object below needs its namespace first
 WAVE_FOUNDATION = 0   # ResourceFlavors, Cohorts, WorkloadPriorityClasses, DeviceClasses
 WAVE_QUEUES = 1       # ClusterQueues
 WAVE_NAMESPACED = 2   # LocalQueues, ResourceClaimTemplates
@@ -394,6 +395,41 @@ class ClusterBuilder:
         return BuiltObject(obj, Origin(team.located, ("spec", "namespaces", index)), WAVE_NAMESPACED,
                            f"kueue/localqueues/{namespace}.default.yaml")
 
+    def namespace_objects(self, objects: list[BuiltObject]) -> list[BuiltObject]:
+        """A Namespace for every namespace the namespaced objects live in (teams' and the MIG
+        config's), so the tree applies to a fresh cluster (`namespaces: create`).
+
+        Labels: the ClusterQueues select their namespaces by `kubernetes.io/metadata.name`, which
+        the API server sets on every Namespace itself, so nothing else is needed for Kueue;
+        `kueue-policy.io/team` is for people and selectors of their own. An existing namespace
+        keeps its other labels: apply (client- or server-side) only adds the fields it owns.
+        Neither tool may ever delete one: removing a team from the policy (or the Application,
+        whose finalizer cascades) would delete every job and secret in it. Argo CD:
+        `Prune=false,Delete=false`; Flux: `kustomize.toolkit.fluxcd.io/prune: disabled`."""
+        if self.cluster.spec.namespaces != "create":
+            return []
+        team_of = {ns: team for team in self.cluster.teams for ns in team.namespaces}
+        used = sorted({b.obj["metadata"]["namespace"] for b in objects if b.obj["metadata"].get("namespace")
+                       and not b.is_patch})
+        annotations: dict[str, str] = {}
+        if self.argocd:
+            annotations = {"argocd.argoproj.io/sync-wave": str(WAVE_NAMESPACES),
+                           "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
+        elif self.cluster.spec.gitops.tool == "flux":
+            annotations = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+        built = []
+        for namespace in used:
+            team = team_of.get(namespace)
+            labels = dict(self.labels)
+            if team is not None:
+                labels["kueue-policy.io/team"] = team.name
+                origin = Origin(team.located, ("spec", "namespaces", team.namespaces.index(namespace)))
+            else:  # the GPU Operator's namespace, for the MIG config
+                origin = Origin(self.cluster.located, ("spec", "pools"))
+            obj = render_object("core/namespace.yaml.j2", name=namespace, labels=labels, annotations=annotations)
+            built.append(BuiltObject(obj, origin, WAVE_NAMESPACES, f"namespaces/{namespace}.yaml"))
+        return built
+
     # --- the device side: DRA classes and claims, MIG layouts, Kueue's configuration ----------
     def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
         """(model, MIG profile or None) pairs the team's namespaces may request."""
@@ -474,6 +510,7 @@ class ClusterBuilder:
         for team in self.cluster.teams:
             objects.extend(self.local_queue(team, i) for i in range(len(team.namespaces)))
         self.device_side(result)
+        objects[:0] = self.namespace_objects(objects)
         return result
 
 

@@ -17,7 +17,7 @@ from .versions import KUEUE_COHORT_V1BETA1_SINCE, KUEUE_V1BETA2_SINCE, parse_ver
 # Built-in kinds the compiler emits as kustomize-style patches, not full objects: a Deployment
 # patch lacks the selector and containers a full Deployment needs, so strict schema validation
 # would refuse it. Only their metadata is checked.
-PATCH_KINDS = frozenset({"ConfigMap", "Namespace", "Deployment"})
+PATCH_KINDS = frozenset({"ConfigMap", "Deployment"})
 
 
 @lru_cache(maxsize=None)
