@@ -434,9 +434,12 @@ class ClusterBuilder:
     def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
         """(model, MIG profile or None) pairs the team's namespaces may request."""
         devices = {(pool.spec.gpu, None) for pool in team.gpu_pools}
-        profiles = set(team.mig) | {w.mig for w in team.workloads if w.mig}
+        declared = set(team.mig) | {w.mig for w in team.workloads if w.mig}
         for pool in team.mig_pools:
-            for profile in profiles:
+            # Every slice the pool's layout creates, not only the profiles teams declared: the spare
+            # GPUs' all-balanced layout adds others (2g.20gb on an H100-80GB), which the shared quota
+            # counts; without a DeviceClass, a mapping and a claim template no pod could claim them.
+            for profile in declared | set(self._mig_profiles_of(pool)):
                 if pool.gpu_model is not None and pool.gpu_model.profile_named(profile) is not None:
                     devices.add((pool.spec.gpu, profile))
         return sorted(devices, key=lambda d: (d[0], d[1] or ""))
