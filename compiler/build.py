@@ -444,12 +444,27 @@ class ClusterBuilder:
                     devices.add((pool.spec.gpu, profile))
         return sorted(devices, key=lambda d: (d[0], d[1] or ""))
 
+    @staticmethod
+    def _team_device_counts(team: ResolvedTeam) -> dict[tuple[str, str | None], set[int]]:
+        """How many whole GPUs of a model one of the team's pods may claim at once: each declared
+        workload's GPUs per replica and a whole node of each pool (the usual multi-GPU pod), up
+        to what a node of that model has. MIG pods claim one slice each."""
+        counts: dict[tuple[str, str | None], set[int]] = {}
+        declared = {w.spec.gpus for w in team.workloads if w.spec.gpus}
+        for pool in team.gpu_pools:
+            per_node = pool.spec.gpusPerNode
+            counts.setdefault((pool.spec.gpu, None), set()).update(
+                {per_node} | {n for n in declared if n <= per_node})
+        return counts
+
     def device_side(self, result: BuildResult) -> None:
         spec = self.cluster.spec
         position = Origin(self.cluster.located, ("spec", "gpuAccess"))
         namespace_devices = {ns: self._team_devices(team) for team in self.cluster.teams for ns in team.namespaces}
+        device_counts = {ns: self._team_device_counts(team) for team in self.cluster.teams for ns in team.namespaces}
         gates = [name for name, on in spec.featureGates.items() if on]
-        dra = build_dra_objects(spec.gpuAccess, spec.kubernetesVersion, namespace_devices, feature_gates=gates)
+        dra = build_dra_objects(spec.gpuAccess, spec.kubernetesVersion, namespace_devices, feature_gates=gates,
+                                device_counts=device_counts)
         result.resource_classes = dra.resource_classes
         for device_class in dra.device_classes:
             device_class["metadata"]["labels"] = {**device_class["metadata"].get("labels", {}), **self.labels}
