@@ -1,7 +1,8 @@
 """Manifests (plain dicts, as `kubectl get -o yaml` prints them) -> a typed ClusterState.
 
 Objects the engine cannot use are skipped with a warning that names the file and the object;
-only input that cannot be read at all is an error (see `reader.py`).
+only input that cannot be read at all is an error (see `reader.py`), and so is a Kueue
+Configuration that cannot be read, in whichever form it comes (`configuration_forms.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from fractions import Fraction
 from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
 from compiler.parents import cycles
+from compiler.evaluator import configuration_forms
 from compiler.evaluator.jobs import (
     JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds,
 )
@@ -146,6 +148,11 @@ class _Loader:
                 self.add(item, where)
             return
         api_version = doc.get("apiVersion")
+        if configuration_forms.embedded_text(doc) is not None:
+            # Kueue's ConfigMap (or the kustomize patch of it) or the Helm values file.
+            self.configuration(configuration_forms.unwrap(doc, where, _describe(doc) if kind else "Helm values"),
+                               where)
+            return
         if not isinstance(kind, str) or not isinstance(api_version, str):
             self.warn(codes.EVAL_MALFORMED, "object has no kind or apiVersion; skipped", where)
             return
@@ -444,6 +451,7 @@ class _Loader:
         self.pods.append((doc, where))
 
     def configuration(self, doc: dict, where: SourcePosition | None) -> None:
+        configuration_forms.check_shape(doc, where, "Configuration")
         config = Configuration()
         fair = doc.get("fairSharing")
         if isinstance(fair, dict):
