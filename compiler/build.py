@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
+from compiler import admission_policy
 from compiler.dra.classes import build_dra_objects
 from compiler.errors import SourcePosition
 from compiler.mig.catalogue import mig_resource_name
@@ -430,6 +431,28 @@ class ClusterBuilder:
             built.append(BuiltObject(obj, origin, WAVE_NAMESPACES, f"namespaces/{namespace}.yaml"))
         return built
 
+    def priority_policies(self, frameworks: list[str] | None) -> list[BuiltObject]:
+        """The MutatingAdmissionPolicy (and binding) per team with a priority, where the cluster's
+        Kubernetes serves the kind (compiler/admission_policy.py); none otherwise."""
+        spec = self.cluster.spec
+        version = admission_policy.api_version(spec.kubernetesVersion, spec.featureGates)
+        if version is None:
+            return []
+        built = []
+        for team in self.cluster.teams:
+            if not team.priority or not team.namespaces:
+                continue
+            policy, binding = admission_policy.team_priority_objects(
+                version, team.name, team.priority, team.namespaces, frameworks,
+                {**self.labels, "kueue-policy.io/team": team.name}, self._annotations(WAVE_FOUNDATION))
+            origin = Origin(team.located, ("spec", "priority") if team.spec.priority else ("spec",))
+            name = admission_policy.policy_name(team.name)
+            built.append(BuiltObject(policy, origin, WAVE_FOUNDATION,
+                                     f"admission/mutatingadmissionpolicies/{name}.yaml"))
+            built.append(BuiltObject(binding, origin, WAVE_FOUNDATION,
+                                     f"admission/mutatingadmissionpolicybindings/{name}.yaml"))
+        return built
+
     # --- the device side: DRA classes and claims, MIG layouts, Kueue's configuration ----------
     def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
         """(model, MIG profile or None) pairs the team's namespaces may request."""
@@ -534,3 +557,14 @@ class ClusterBuilder:
 
 def build(cluster: ResolvedCluster, placement: Placement) -> BuildResult:
     return ClusterBuilder(cluster, placement).build()
+
+
+def add_priority_policies(built: BuildResult, cluster: ResolvedCluster, placement: Placement,
+                          default_configuration: dict | None) -> None:
+    """After the Kueue Configuration is known (compiler/kueue_config.py): its integrations decide
+    which kinds the policies match; the shipped one, else Kueue's default for the version."""
+    configuration = built.kueue_configuration or default_configuration or {}
+    integrations = configuration.get("integrations") if isinstance(configuration, dict) else None
+    frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+    built.objects.extend(ClusterBuilder(cluster, placement).priority_policies(
+        [str(f) for f in frameworks] if isinstance(frameworks, list) else None))
