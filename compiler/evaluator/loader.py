@@ -14,6 +14,7 @@ from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
 from compiler.parents import cycles
 from compiler.evaluator import configuration_forms
+from compiler.evaluator.priority_defaults import PriorityDefaults
 from compiler.evaluator.jobs import (
     JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds,
 )
@@ -126,6 +127,8 @@ class _Loader:
         # listed) evaluates every kind an adapter knows.
         self.frameworks: set[str] | None = None
         self.pods: list[tuple[dict, SourcePosition | None]] = []
+        # kueue-policy's team priority policies in the input, applied to jobs as the API server would.
+        self.priority_defaults = PriorityDefaults()
         self._group_cache: dict[int, tuple[list, list[ResourceGroup]]] = {}
 
     def warn(self, code: str, message: str, where: SourcePosition | None) -> None:
@@ -208,6 +211,8 @@ class _Loader:
             ("resource.k8s.io", "DeviceClass"): self.device_class,
             ("trainer.kubeflow.org", "TrainingRuntime"): self.training_runtime,
             ("trainer.kubeflow.org", "ClusterTrainingRuntime"): self.training_runtime,
+            ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): self.admission_policy,
+            ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): self.admission_binding,
         }.get((group, kind))
 
     def _unknown_kind(self, kind: str, api_version: str, meta: object, where: SourcePosition | None) -> None:
@@ -447,6 +452,14 @@ class _Loader:
     def device_class(self, doc: dict, where: SourcePosition | None) -> None:
         self.device_classes[doc["metadata"]["name"]] = doc.get("spec") or {}
 
+    def admission_policy(self, doc: dict, where: SourcePosition | None) -> None:
+        reason = self.priority_defaults.add_policy(doc)
+        if reason is not None:
+            self.warn(codes.EVAL_UNKNOWN_KIND, f"{_describe(doc)}: {reason}; skipped", where)
+
+    def admission_binding(self, doc: dict, where: SourcePosition | None) -> None:
+        self.priority_defaults.add_binding(doc)
+
     def pod(self, doc: dict, where: SourcePosition | None) -> None:
         self.pods.append((doc, where))
 
@@ -481,6 +494,10 @@ class _Loader:
             extended_resource_classes={
                 str(spec["extendedResourceName"]): name for name, spec in self.device_classes.items()
                 if isinstance(spec, dict) and spec.get("extendedResourceName")})
+        # The jobs as stored once the API server's mutating admission ran (team priority defaults).
+        self.deferred = [(doc if doc["kind"] == "Workload" else self.priority_defaults.apply(doc), where)
+                         for doc, where in self.deferred]
+        self.pods = [(self.priority_defaults.apply(doc), where) for doc, where in self.pods]
         for doc, where in self.deferred:
             if doc["kind"] == "Workload":
                 workload = self._guarded(self.build_workload, doc, where, dra)
