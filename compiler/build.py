@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
+from compiler import admission_policy
 from compiler.dra.classes import build_dra_objects
 from compiler.errors import SourcePosition
 from compiler.mig.catalogue import mig_resource_name
@@ -27,6 +28,7 @@ from compiler.templating import render_object
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
 
 # Argo CD applies lower waves first and waits for them to be healthy.
+WAVE_NAMESPACES = -1  # Namespaces: every namespaced object below needs its namespace first
 WAVE_FOUNDATION = 0   # ResourceFlavors, Cohorts, WorkloadPriorityClasses, DeviceClasses
 WAVE_QUEUES = 1       # ClusterQueues
 WAVE_NAMESPACED = 2   # LocalQueues, ResourceClaimTemplates
@@ -394,23 +396,98 @@ class ClusterBuilder:
         return BuiltObject(obj, Origin(team.located, ("spec", "namespaces", index)), WAVE_NAMESPACED,
                            f"kueue/localqueues/{namespace}.default.yaml")
 
+    def namespace_objects(self, objects: list[BuiltObject]) -> list[BuiltObject]:
+        """A Namespace for every namespace the namespaced objects live in (teams' and the MIG
+        config's), so the tree applies to a fresh cluster (`namespaces: create`).
+
+        Labels: the ClusterQueues select their namespaces by `kubernetes.io/metadata.name`, which
+        the API server sets on every Namespace itself, so nothing else is needed for Kueue;
+        `kueue-policy.io/team` is for people and selectors of their own. An existing namespace
+        keeps its other labels: apply (client- or server-side) only adds the fields it owns.
+        Neither tool may ever delete one: removing a team from the policy (or the Application,
+        whose finalizer cascades) would delete every job and secret in it. Argo CD:
+        `Prune=false,Delete=false`; Flux: `kustomize.toolkit.fluxcd.io/prune: disabled`."""
+        if self.cluster.spec.namespaces != "create":
+            return []
+        team_of = {ns: team for team in self.cluster.teams for ns in team.namespaces}
+        used = sorted({b.obj["metadata"]["namespace"] for b in objects if b.obj["metadata"].get("namespace")
+                       and not b.is_patch})
+        annotations: dict[str, str] = {}
+        if self.argocd:
+            annotations = {"argocd.argoproj.io/sync-wave": str(WAVE_NAMESPACES),
+                           "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
+        elif self.cluster.spec.gitops.tool == "flux":
+            annotations = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+        built = []
+        for namespace in used:
+            team = team_of.get(namespace)
+            labels = dict(self.labels)
+            if team is not None:
+                labels["kueue-policy.io/team"] = team.name
+                origin = Origin(team.located, ("spec", "namespaces", team.namespaces.index(namespace)))
+            else:  # the GPU Operator's namespace, for the MIG config
+                origin = Origin(self.cluster.located, ("spec", "pools"))
+            obj = render_object("core/namespace.yaml.j2", name=namespace, labels=labels, annotations=annotations)
+            built.append(BuiltObject(obj, origin, WAVE_NAMESPACES, f"namespaces/{namespace}.yaml"))
+        return built
+
+    def priority_policies(self, frameworks: list[str] | None) -> list[BuiltObject]:
+        """The MutatingAdmissionPolicy (and binding) per team with a priority, where the cluster's
+        Kubernetes serves the kind (compiler/admission_policy.py); none otherwise."""
+        spec = self.cluster.spec
+        version = admission_policy.api_version(spec.kubernetesVersion, spec.featureGates)
+        if version is None:
+            return []
+        built = []
+        for team in self.cluster.teams:
+            if not team.priority or not team.namespaces:
+                continue
+            policy, binding = admission_policy.team_priority_objects(
+                version, team.name, team.priority, team.namespaces, frameworks,
+                {**self.labels, "kueue-policy.io/team": team.name}, self._annotations(WAVE_FOUNDATION))
+            origin = Origin(team.located, ("spec", "priority") if team.spec.priority else ("spec",))
+            name = admission_policy.policy_name(team.name)
+            built.append(BuiltObject(policy, origin, WAVE_FOUNDATION,
+                                     f"admission/mutatingadmissionpolicies/{name}.yaml"))
+            built.append(BuiltObject(binding, origin, WAVE_FOUNDATION,
+                                     f"admission/mutatingadmissionpolicybindings/{name}.yaml"))
+        return built
+
     # --- the device side: DRA classes and claims, MIG layouts, Kueue's configuration ----------
     def _team_devices(self, team: ResolvedTeam) -> list[tuple[str, str | None]]:
         """(model, MIG profile or None) pairs the team's namespaces may request."""
         devices = {(pool.spec.gpu, None) for pool in team.gpu_pools}
-        profiles = set(team.mig) | {w.mig for w in team.workloads if w.mig}
+        declared = set(team.mig) | {w.mig for w in team.workloads if w.mig}
         for pool in team.mig_pools:
-            for profile in profiles:
+            # Every slice the pool's layout creates, not only the profiles teams declared: the spare
+            # GPUs' all-balanced layout adds others (2g.20gb on an H100-80GB), which the shared quota
+            # counts; without a DeviceClass, a mapping and a claim template no pod could claim them.
+            for profile in declared | set(self._mig_profiles_of(pool)):
                 if pool.gpu_model is not None and pool.gpu_model.profile_named(profile) is not None:
                     devices.add((pool.spec.gpu, profile))
         return sorted(devices, key=lambda d: (d[0], d[1] or ""))
+
+    @staticmethod
+    def _team_device_counts(team: ResolvedTeam) -> dict[tuple[str, str | None], set[int]]:
+        """How many whole GPUs of a model one of the team's pods may claim at once: each declared
+        workload's GPUs per replica and a whole node of each pool (the usual multi-GPU pod), up
+        to what a node of that model has. MIG pods claim one slice each."""
+        counts: dict[tuple[str, str | None], set[int]] = {}
+        declared = {w.spec.gpus for w in team.workloads if w.spec.gpus}
+        for pool in team.gpu_pools:
+            per_node = pool.spec.gpusPerNode
+            counts.setdefault((pool.spec.gpu, None), set()).update(
+                {per_node} | {n for n in declared if n <= per_node})
+        return counts
 
     def device_side(self, result: BuildResult) -> None:
         spec = self.cluster.spec
         position = Origin(self.cluster.located, ("spec", "gpuAccess"))
         namespace_devices = {ns: self._team_devices(team) for team in self.cluster.teams for ns in team.namespaces}
+        device_counts = {ns: self._team_device_counts(team) for team in self.cluster.teams for ns in team.namespaces}
         gates = [name for name, on in spec.featureGates.items() if on]
-        dra = build_dra_objects(spec.gpuAccess, spec.kubernetesVersion, namespace_devices, feature_gates=gates)
+        dra = build_dra_objects(spec.gpuAccess, spec.kubernetesVersion, namespace_devices, feature_gates=gates,
+                                device_counts=device_counts)
         result.resource_classes = dra.resource_classes
         for device_class in dra.device_classes:
             device_class["metadata"]["labels"] = {**device_class["metadata"].get("labels", {}), **self.labels}
@@ -474,8 +551,20 @@ class ClusterBuilder:
         for team in self.cluster.teams:
             objects.extend(self.local_queue(team, i) for i in range(len(team.namespaces)))
         self.device_side(result)
+        objects[:0] = self.namespace_objects(objects)
         return result
 
 
 def build(cluster: ResolvedCluster, placement: Placement) -> BuildResult:
     return ClusterBuilder(cluster, placement).build()
+
+
+def add_priority_policies(built: BuildResult, cluster: ResolvedCluster, placement: Placement,
+                          default_configuration: dict | None) -> None:
+    """After the Kueue Configuration is known (compiler/kueue_config.py): its integrations decide
+    which kinds the policies match; the shipped one, else Kueue's default for the version."""
+    configuration = built.kueue_configuration or default_configuration or {}
+    integrations = configuration.get("integrations") if isinstance(configuration, dict) else None
+    frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+    built.objects.extend(ClusterBuilder(cluster, placement).priority_policies(
+        [str(f) for f in frameworks] if isinstance(frameworks, list) else None))

@@ -9,7 +9,7 @@ project, the namespace of these objects, the destination and Flux's dependsOn):
   generator selects the Argo cluster Secrets labelled `kueue-policy/cluster`; and once, a
   strategic-merge patch for argocd-cm (and the same as argo-cd Helm values) with Lua health checks that read ClusterQueue/LocalQueue `Active` conditions
   (Argo CD has no built-in health check for Kueue kinds, so a `FlavorNotFound` queue would show
-  green).
+  green) and restore the Application health check sync waves of an app-of-apps need.
 - flux: a `Kustomization` that `dependsOn` the Kueue install, prunes, and waits on CEL health
   expressions for the Kueue kinds (optional-field form, so a missing status is "in progress"
   rather than an error), plus the `GitRepository` it reads when the repository URL is known.
@@ -59,6 +59,21 @@ return hs
 
 # LocalQueues carry the same Active condition (False while their ClusterQueue is missing).
 ARGOCD_LOCALQUEUE_HEALTH_LUA = ARGOCD_CLUSTERQUEUE_HEALTH_LUA.replace("a ClusterQueue", "a LocalQueue")
+
+# Argo CD 1.8 stopped assessing the health of Application objects, so in an app-of-apps a lower
+# sync wave (Kueue's own Application: CRDs, webhook, manager) counts as done as soon as it is
+# created. With this check the parent waits for Kueue's Application to be Healthy, which needs the
+# manager Deployment available, which Kueue's readiness probe holds back until its webhook serves.
+ARGOCD_APPLICATION_HEALTH_LUA = """\
+-- kueue-policy: an Application is as healthy as Argo CD says it is, so a later sync wave of an
+-- app-of-apps (kueue-policy's queues) waits for an earlier one (Kueue itself) to be Healthy.
+local hs = {status = "Progressing", message = "Waiting for the Application's health"}
+if obj.status ~= nil and obj.status.health ~= nil and obj.status.health.status ~= nil then
+  hs.status = obj.status.health.status
+  hs.message = obj.status.health.message or ""
+end
+return hs
+"""
 
 GitopsTool = Literal["argocd", "flux", "kustomize"]
 
@@ -202,6 +217,7 @@ def argocd_applicationset(clusters: list[GitopsCluster], source_url: str, revisi
 
 
 HEALTH_CHECKS = {
+    "resource.customizations.health.argoproj.io_Application": ARGOCD_APPLICATION_HEALTH_LUA,
     "resource.customizations.health.kueue.x-k8s.io_ClusterQueue": ARGOCD_CLUSTERQUEUE_HEALTH_LUA,
     "resource.customizations.health.kueue.x-k8s.io_LocalQueue": ARGOCD_LOCALQUEUE_HEALTH_LUA,
 }

@@ -19,11 +19,11 @@ from typing import Mapping
 
 from compiler import admissibility, codes
 from compiler.admissibility import NEVER, Verdict
-from compiler.build import BuildResult, BuiltObject, build
+from compiler.build import BuildResult, BuiltObject, add_priority_policies, build
 from compiler.emit import json_file, yaml_file
 from compiler.gitops_wiring import codeowners, gitops_cluster, gitops_files
 from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
-from compiler.kueue_config import add_kueue_config, split_configurations
+from compiler.kueue_config import add_kueue_config, default_configuration, split_configurations
 from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
 from compiler.resolved_model import ResolvedCluster
 from compiler.plan import Placement, plan
@@ -217,6 +217,9 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
         return None
     built: BuildResult = build(resolved, placement)
     add_kueue_config(built, resolved, kueue_configs, sink)  # before the files are rendered
+    add_priority_policies(built, resolved, placement,
+                          default_configuration(resolved.spec.kueueVersion) if resolved.spec.kueueConfig.base is None
+                          else None)
     rendering = _Background(_object_files, built.objects, resolved,
                             fork=_second_process(jobs, len(built.objects)))
     try:

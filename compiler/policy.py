@@ -286,6 +286,11 @@ class ClusterSpec(Strict):
     kueueConfig: KueueConfigSpec = Field(
         default_factory=KueueConfigSpec,
         description="The Kueue manager Configuration kueue-policy merges its settings into.")
+    namespaces: Literal["create", "external"] = Field(
+        "create", description="Who creates the teams' namespaces (and the GPU Operator's, for the MIG config): "
+                              "create (default) emits a Namespace per namespace, applied before every namespaced "
+                              "object and never pruned or deleted by Argo CD or Flux; external leaves them to "
+                              "you (they must exist before the first sync).")
 
     _versions = field_validator("kubernetesVersion", mode="before")(lambda cls, v: _version(v, "1.34"))
     _kueue_versions = field_validator("kueueVersion", mode="before")(lambda cls, v: _version(v, "0.19"))

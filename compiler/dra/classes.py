@@ -320,10 +320,16 @@ class DraObjects:
 def build_dra_objects(gpu_access: str, kubernetes_version: str,
                       namespace_devices: Mapping[str, Iterable[tuple[str, str | None]]],
                       feature_gates: Iterable[str] = (), base_kueue_config: Mapping | None = None,
-                      catalogue: Catalogue | None = None) -> DraObjects:
+                      catalogue: Catalogue | None = None,
+                      device_counts: Mapping[str, Mapping[tuple[str, str | None], Iterable[int]]] | None = None,
+                      ) -> DraObjects:
     """DeviceClasses, claim templates and the Kueue mapping for the devices teams use.
 
     `namespace_devices`: namespace -> (model, MIG profile or None for whole GPUs) it may request.
+    `device_counts`: namespace -> device -> how many devices one pod may ask for; a template is
+    written for each count (`-x<N>`) besides the one-device template, so a pod needing 8 GPUs
+    lists one claim, not 8. One request with `count: N` is what Kueue v0.19 charges as N of the
+    mapped resource (pkg/dra: ExactCount requests add up their counts per DeviceClass).
     device-plugin returns nothing (quota names are the device plugin's own). Raises PolicyError
     (KP706) when the Kubernetes version does not allow the mode."""
     problems = check_dra_version(gpu_access, kubernetes_version, feature_gates)
@@ -351,9 +357,12 @@ def build_dra_objects(gpu_access: str, kubernetes_version: str,
         mapping.setdefault(mig_resource_name(p), []).append(mig_class_name(m, p))
     result.resource_classes = {k: sorted(v) for k, v in sorted(mapping.items())}
     for namespace in sorted(wanted):
-        for model, profile in wanted[namespace]:
+        counts_here = (device_counts or {}).get(namespace, {})
+        for device in wanted[namespace]:
+            model, profile = device
             class_name = gpu_class_name(model) if profile is None else mig_class_name(model, profile)
-            result.claim_templates.append(claim_template(namespace, class_name))
+            for count in sorted({1} | {c for c in counts_here.get(device, ()) if c > 1}):
+                result.claim_templates.append(claim_template(namespace, class_name, count))
     result.mapping_fragment = device_class_mappings(result.resource_classes)
     result.kueue_configmap_patch, result.kueue_deployment_patch = kueue_config_patch(
         result.mapping_fragment, base_kueue_config)

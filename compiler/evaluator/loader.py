@@ -1,7 +1,8 @@
 """Manifests (plain dicts, as `kubectl get -o yaml` prints them) -> a typed ClusterState.
 
 Objects the engine cannot use are skipped with a warning that names the file and the object;
-only input that cannot be read at all is an error (see `reader.py`).
+only input that cannot be read at all is an error (see `reader.py`), and so is a Kueue
+Configuration that cannot be read, in whichever form it comes (`configuration_forms.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from fractions import Fraction
 from compiler import codes
 from compiler.errors import Diagnostic, Severity, SourcePosition
 from compiler.parents import cycles
+from compiler.evaluator import configuration_forms
+from compiler.evaluator.priority_defaults import PriorityDefaults
 from compiler.evaluator.jobs import (
     JobContext, JobObject, JobWorkload, Rejected, Unusable, adapter_for, registered_kinds,
 )
@@ -124,6 +127,8 @@ class _Loader:
         # listed) evaluates every kind an adapter knows.
         self.frameworks: set[str] | None = None
         self.pods: list[tuple[dict, SourcePosition | None]] = []
+        # kueue-policy's team priority policies in the input, applied to jobs as the API server would.
+        self.priority_defaults = PriorityDefaults()
         self._group_cache: dict[int, tuple[list, list[ResourceGroup]]] = {}
 
     def warn(self, code: str, message: str, where: SourcePosition | None) -> None:
@@ -146,6 +151,11 @@ class _Loader:
                 self.add(item, where)
             return
         api_version = doc.get("apiVersion")
+        if configuration_forms.embedded_text(doc) is not None:
+            # Kueue's ConfigMap (or the kustomize patch of it) or the Helm values file.
+            self.configuration(configuration_forms.unwrap(doc, where, _describe(doc) if kind else "Helm values"),
+                               where)
+            return
         if not isinstance(kind, str) or not isinstance(api_version, str):
             self.warn(codes.EVAL_MALFORMED, "object has no kind or apiVersion; skipped", where)
             return
@@ -201,6 +211,8 @@ class _Loader:
             ("resource.k8s.io", "DeviceClass"): self.device_class,
             ("trainer.kubeflow.org", "TrainingRuntime"): self.training_runtime,
             ("trainer.kubeflow.org", "ClusterTrainingRuntime"): self.training_runtime,
+            ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): self.admission_policy,
+            ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): self.admission_binding,
         }.get((group, kind))
 
     def _unknown_kind(self, kind: str, api_version: str, meta: object, where: SourcePosition | None) -> None:
@@ -440,10 +452,19 @@ class _Loader:
     def device_class(self, doc: dict, where: SourcePosition | None) -> None:
         self.device_classes[doc["metadata"]["name"]] = doc.get("spec") or {}
 
+    def admission_policy(self, doc: dict, where: SourcePosition | None) -> None:
+        reason = self.priority_defaults.add_policy(doc)
+        if reason is not None:
+            self.warn(codes.EVAL_UNKNOWN_KIND, f"{_describe(doc)}: {reason}; skipped", where)
+
+    def admission_binding(self, doc: dict, where: SourcePosition | None) -> None:
+        self.priority_defaults.add_binding(doc)
+
     def pod(self, doc: dict, where: SourcePosition | None) -> None:
         self.pods.append((doc, where))
 
     def configuration(self, doc: dict, where: SourcePosition | None) -> None:
+        configuration_forms.check_shape(doc, where, "Configuration")
         config = Configuration()
         fair = doc.get("fairSharing")
         if isinstance(fair, dict):
@@ -473,6 +494,10 @@ class _Loader:
             extended_resource_classes={
                 str(spec["extendedResourceName"]): name for name, spec in self.device_classes.items()
                 if isinstance(spec, dict) and spec.get("extendedResourceName")})
+        # The jobs as stored once the API server's mutating admission ran (team priority defaults).
+        self.deferred = [(doc if doc["kind"] == "Workload" else self.priority_defaults.apply(doc), where)
+                         for doc, where in self.deferred]
+        self.pods = [(self.priority_defaults.apply(doc), where) for doc, where in self.pods]
         for doc, where in self.deferred:
             if doc["kind"] == "Workload":
                 workload = self._guarded(self.build_workload, doc, where, dra)

@@ -8,7 +8,7 @@ from typing import Any
 
 
 from .. import codes, yamlio
-from . import builtin, dra_native, kueue_cel, kueue_spec, kueue_webhook, metadata
+from . import admission_policy, builtin, dra_native, kueue_cel, kueue_spec, kueue_webhook, metadata
 from .device_class_mappings import verify_device_class_mappings
 from .problem import ObjectProblem
 from .schema_check import Check, KubernetesValidator, check as schema_check, compile_fast
@@ -17,7 +17,7 @@ from .versions import KUEUE_COHORT_V1BETA1_SINCE, KUEUE_V1BETA2_SINCE, parse_ver
 # Built-in kinds the compiler emits as kustomize-style patches, not full objects: a Deployment
 # patch lacks the selector and containers a full Deployment needs, so strict schema validation
 # would refuse it. Only their metadata is checked.
-PATCH_KINDS = frozenset({"ConfigMap", "Namespace", "Deployment"})
+PATCH_KINDS = frozenset({"ConfigMap", "Deployment"})
 
 
 @lru_cache(maxsize=None)
@@ -132,6 +132,9 @@ def _verify_builtin(report: _Report, index: int, obj: dict, kubernetes: tuple[in
         # Like the API server, its own validation runs on objects that decoded cleanly.
         for d in dra_native.check(obj):
             report.add(index, obj, d.field_path, codes.K8S_SCHEMA, d.message, d.rule)
+    if not result.violations and admission_policy.applies_to(api_version, kind):
+        for r in admission_policy.check(obj):
+            report.add(index, obj, r.field_path, codes.K8S_SCHEMA, r.message, r.rule)
     for m in metadata.check(obj, kind, builtin.namespaced(api_version, kind)):
         report.add(index, obj, m.field_path, codes.OBJECT_METADATA, m.message, m.rule)
 
@@ -184,4 +187,8 @@ def verify_objects(objects: list[dict], kubernetes_version: str, kueue_version: 
                            "object.duplicate")
             else:
                 seen[key] = index
+    for index, name in admission_policy.unbound(objects):
+        report.add(index, objects[index], "spec.policyName", codes.K8S_SCHEMA,
+                   f'Not found: "{name}": no MutatingAdmissionPolicy of that name among the objects, so the '
+                   "binding applies nothing", "mapb.policyName.missing")
     return sorted(report.problems, key=lambda p: (p.index, p.field_path, p.code, p.message))

@@ -30,7 +30,9 @@ def compile_ok(tmp_path, cluster: str, *teams: str):
 def test_dra_claims_emits_classes_claims_and_the_kueue_mapping(tmp_path):
     folder = compile_ok(tmp_path, MIG_CLUSTER.replace('kueueVersion: "0.19"', 'kueueVersion: "0.19"\n  gpuAccess: dra-claims'), TEAM)
     classes = sorted(p.name for p in (folder / "dra" / "deviceclasses").iterdir())
-    assert classes == ["h100-80gb-3g-40gb.mig.kueue-policy.io.yaml", "h100-80gb.gpu.kueue-policy.io.yaml"]
+    # 3g.40gb for the team's guarantee; the spare GPUs' all-balanced layout adds 1g.10gb and 2g.20gb.
+    assert classes == ["h100-80gb-1g-10gb.mig.kueue-policy.io.yaml", "h100-80gb-2g-20gb.mig.kueue-policy.io.yaml",
+                       "h100-80gb-3g-40gb.mig.kueue-policy.io.yaml", "h100-80gb.gpu.kueue-policy.io.yaml"]
     template = yaml.load((folder / "dra" / "resourceclaimtemplates" / "a.h100-80gb-3g-40gb.yaml").read_text())
     request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert request == {"deviceClassName": "h100-80gb-3g-40gb.mig.kueue-policy.io", "allocationMode": "ExactCount", "count": 1}
@@ -38,6 +40,8 @@ def test_dra_claims_emits_classes_claims_and_the_kueue_mapping(tmp_path):
     configuration = yaml.load(patch["data"]["controller_manager_config.yaml"])
     assert configuration["resources"]["deviceClassMappings"] == [
         {"name": "nvidia.com/gpu", "deviceClassNames": ["h100-80gb.gpu.kueue-policy.io"]},
+        {"name": "nvidia.com/mig-1g.10gb", "deviceClassNames": ["h100-80gb-1g-10gb.mig.kueue-policy.io"]},
+        {"name": "nvidia.com/mig-2g.20gb", "deviceClassNames": ["h100-80gb-2g-20gb.mig.kueue-policy.io"]},
         {"name": "nvidia.com/mig-3g.40gb", "deviceClassNames": ["h100-80gb-3g-40gb.mig.kueue-policy.io"]}]
     restart = yaml.load((folder / "kueue-config" / "kueue-controller-manager.patch.yaml").read_text())
     assert restart["spec"]["template"]["metadata"]["annotations"]["kueue-policy.io/manager-config-checksum"].startswith("sha256:")
@@ -144,3 +148,40 @@ def test_gpu_memory_choice_uses_real_memory_not_the_name(tmp_path):
     assert chosen.name == "1g.20gb"
     # 10 GiB is more than a "1g.10gb" really has.
     assert catalogue.smallest_profile_for_memory("H100-80GB", 10).name != "1g.10gb"
+
+
+def _slices_made(folder) -> set[str]:
+    """Every MIG profile the emitted mig-parted config cuts some GPU into."""
+    configmap = yaml.load((folder / "mig" / "mig-parted-config.yaml").read_text())
+    config = yaml.load(configmap["data"]["config.yaml"])
+    return {profile for layouts in config["mig-configs"].values() for layout in layouts
+            for profile in (layout.get("mig-devices") or {})}
+
+
+def test_every_slice_a_planned_layout_creates_can_be_claimed(tmp_path):
+    """A planned pool fills its spare GPUs with all-balanced (2g.20gb on an H100-80GB) although
+    no team declares that profile: each slice it cuts needs a DeviceClass, a deviceClassMappings
+    entry, quota and a claim template in every namespace of the pool's teams, or it idles."""
+    a40 = MIG_CLUSTER.replace("gpu: H100-80GB, nodes: 1, gpusPerNode: 8, mig: planned",
+                              "gpu: A100-40GB, nodes: 1, gpusPerNode: 8, mig: planned")
+    for cluster, model in ((MIG_CLUSTER, "h100-80gb"), (a40, "a100-40gb")):
+        profile = "3g.40gb" if model == "h100-80gb" else "3g.20gb"
+        team_a = team("a", f"namespaces: [a, a-eval]\ngpus: {{guaranteed: 8}}\nmig: {{{profile}: 2}}")
+        folder = compile_ok(tmp_path / model, cluster.replace('kueueVersion: "0.19"',
+                                                              'kueueVersion: "0.19"\n  gpuAccess: dra-claims'), team_a)
+        made = _slices_made(folder)
+        assert {"2g.10gb" if model == "a100-40gb" else "2g.20gb", profile} <= made  # all-balanced's 2g slice
+        patch = yaml.load((folder / "kueue-config" / "kueue-manager-config.patch.yaml").read_text())
+        mappings = {m["name"]: m["deviceClassNames"] for m in
+                    yaml.load(patch["data"]["controller_manager_config.yaml"])["resources"]["deviceClassMappings"]}
+        cq = yaml.load((folder / "kueue" / "clusterqueues" / "a.yaml").read_text())
+        covered = set(cq["spec"]["resourceGroups"][0]["coveredResources"])
+        for slice_profile in sorted(made):
+            resource = f"nvidia.com/mig-{slice_profile}"
+            class_name = f"{model}-{slice_profile.replace('.', '-')}.mig.kueue-policy.io"
+            assert (folder / "dra" / "deviceclasses" / f"{class_name}.yaml").is_file(), class_name
+            assert mappings.get(resource) == [class_name]
+            assert resource in covered
+            for namespace in ("a", "a-eval"):
+                template = folder / "dra" / "resourceclaimtemplates" / f"{namespace}.{class_name.split('.')[0]}.yaml"
+                assert template.is_file(), template

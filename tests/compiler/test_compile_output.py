@@ -76,7 +76,7 @@ def test_kustomize_builds_the_cluster_folder(tmp_path):
     assert built.returncode == 0, built.stderr
     kinds = sorted(doc["kind"] for doc in yaml.load_all(built.stdout))
     assert kinds == sorted(["ResourceFlavor"] * 2 + ["Cohort"] * 2 + ["WorkloadPriorityClass"] * 2
-                           + ["ClusterQueue", "LocalQueue"])
+                           + ["ClusterQueue", "LocalQueue", "Namespace"])
 
 
 def test_example_kustomization_builds(tmp_path):

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from compiler.gitops_wiring import (
+    ARGOCD_APPLICATION_HEALTH_LUA,
     ARGOCD_CLUSTERQUEUE_HEALTH_LUA,
     GitopsCluster,
     codeowners,
@@ -88,6 +89,25 @@ def test_argocd_lua_health_check_runs(status: dict | None, expected: str) -> Non
     assert result["status"] == expected
     if status is INACTIVE:
         assert "FlavorNotFound" in result["message"]
+
+
+@pytest.mark.parametrize("status, expected", [({"health": {"status": "Healthy"}}, "Healthy"),
+                                              ({"health": {"status": "Degraded", "message": "x"}}, "Degraded"),
+                                              ({"health": {"status": "Progressing"}}, "Progressing"),
+                                              (None, "Progressing"), ({}, "Progressing")])
+def test_argocd_application_health_check_makes_app_of_apps_waves_wait(status, expected) -> None:
+    """Kueue's own Application (a lower wave) must be Healthy, not merely created, before the
+    queues' Application syncs: Argo CD >= 1.8 needs this check in argocd-cm for that."""
+    files = gitops_files([EAST], None, "main")
+    patch = files["argocd/argocd-cm.kueue-health.patch.yaml"]["data"]
+    assert patch["resource.customizations.health.argoproj.io_Application"] == ARGOCD_APPLICATION_HEALTH_LUA
+    assert files["argocd/argocd-cm.kueue-health.values.yaml"]["configs"]["cm"] == patch
+    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "kueue"}}
+    if status is not None:
+        app["status"] = status
+    lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+    result = lua.eval(f"function(obj)\n{ARGOCD_APPLICATION_HEALTH_LUA}\nend")(_to_lua(lua, app))
+    assert result["status"] == expected
 
 
 def _to_lua(lua, value):

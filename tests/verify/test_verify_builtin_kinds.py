@@ -1,5 +1,5 @@
 """Built-in kinds: strict validation with kubernetes-validate's schemas at the cluster's
-Kubernetes version, version gates, and patches (ConfigMap, Namespace, Deployment) skipped."""
+Kubernetes version, version gates, and patches (ConfigMap, Deployment) skipped; Namespaces are full objects."""
 
 from __future__ import annotations
 
