@@ -14,26 +14,10 @@ import yaml
 
 from kp_testing import REPO_ROOT, run_cli
 from kp_testing.live_verdicts import check_verdicts, declared_jobs
-from kp_testing.policies import write_policy
-from kp_testing.sandbox import LiveCluster, running_sandbox, wait_until
+from kp_testing.live_policies import small_policy
+from kp_testing.sandbox import LiveCluster, compile_tree, mappings, running_sandbox, wait_until
 
 pytestmark = pytest.mark.usefixtures("sandbox_built")
-
-
-def compile_tree(policy: Path, out: Path) -> Path:
-    done = run_cli("compile", str(policy), "--out", str(out), "--allow-inadmissible")
-    assert done.returncode == 0, done.stderr
-    clusters = [path for path in out.iterdir() if (path / "kustomization.yaml").is_file()]
-    assert len(clusters) == 1
-    return clusters[0]
-
-
-def mappings(tree: Path) -> list[dict]:
-    patch = tree / "kueue-config" / "kueue-manager-config.patch.yaml"
-    if not patch.is_file():
-        return []
-    configuration = yaml.safe_load(yaml.safe_load(patch.read_text())["data"]["controller_manager_config.yaml"])
-    return (configuration.get("resources") or {}).get("deviceClassMappings") or []
 
 
 def all_active(cluster: LiveCluster) -> list[str]:
@@ -57,67 +41,6 @@ def test_the_example_policy_applies_and_every_verdict_holds_on_kueue(tmp_path: P
         wrong = check_verdicts(cluster, lies, mappings(tree), use_claims=True)
         assert len(wrong) == 2, wrong
         assert "borrowing" in wrong[0] and "admitted it on an idle cluster" in wrong[1]
-
-
-CLUSTER = """\
-apiVersion: kueue-policy/v1alpha1
-kind: Cluster
-metadata:
-  name: lab
-spec:
-  kubernetesVersion: "1.36"
-  kueueVersion: "{kueue}"
-  gpuAccess: {access}
-  gitops: {gitops}
-  resourcesPerGpu: {{cpu: "16", memory: 128Gi}}
-  pools:
-    - {{name: od, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: on-demand}}
-    - {{name: spot, gpu: H100-80GB, nodes: 1, gpusPerNode: 8, capacity: spot}}
-  cohorts:
-    - name: research
-  priorities:
-    - {{name: high, value: 100}}
-    - {{name: low, value: 0, default: true}}
-  preemption:
-    withinClusterQueue: LowerPriority
-    reclaimWithinCohort: Any
-"""
-
-TEAMS = {
-    "teams/a.yaml": """\
-        apiVersion: kueue-policy/v1alpha1
-        kind: Team
-        metadata: {name: a}
-        spec:
-          cluster: lab
-          cohort: research
-          namespaces: [a-train]
-          gpus: {guaranteed: 8, burst: 8}
-          priority: high
-          workloads:
-            - {name: train, replicas: 1, gpus: 8}
-            - {name: wide, replicas: 2, gpus: 8}
-        """,
-    "teams/b.yaml": """\
-        apiVersion: kueue-policy/v1alpha1
-        kind: Team
-        metadata: {name: b}
-        spec:
-          cluster: lab
-          cohort: research
-          namespaces: [b-one, b-two]
-          gpus: {guaranteed: 8}
-          workloads:
-            - {name: sweep, replicas: 4, gpus: 1}
-            - {name: huge, replicas: 3, gpus: 8}
-        """,
-}
-
-
-def small_policy(root: Path, *, access: str = "device-plugin", gitops: str = "kustomize",
-                 kueue: str = "0.19") -> Path:
-    return write_policy(root, {"cluster.yaml": CLUSTER.format(access=access, gitops=gitops, kueue=kueue),
-                               **TEAMS})
 
 
 @pytest.mark.parametrize("access", ["device-plugin", "dra-claims", "dra-extended-resource"])

@@ -78,6 +78,26 @@ class LiveCluster:
         return self.kubectl("get", ",".join(resources), "-A", "-o", "yaml").stdout
 
 
+def compile_tree(policy: Path, out: Path) -> Path:
+    """`kueue-policy compile` (declared workloads Kueue would never admit allowed) into `out`;
+    the one cluster folder it wrote."""
+    done = run_cli("compile", str(policy), "--out", str(out), "--allow-inadmissible")
+    assert done.returncode == 0, done.stderr
+    clusters = [path for path in out.iterdir() if (path / "kustomization.yaml").is_file()]
+    assert len(clusters) == 1
+    return clusters[0]
+
+
+def mappings(tree: Path) -> list[dict]:
+    """The deviceClassMappings of the Kueue Configuration a compiled tree ships."""
+    patch = tree / "kueue-config" / "kueue-manager-config.patch.yaml"
+    if not patch.is_file():
+        return []
+    configmap = yaml.safe_load(patch.read_text())
+    configuration = yaml.safe_load(configmap["data"]["controller_manager_config.yaml"])
+    return (configuration.get("resources") or {}).get("deviceClassMappings") or []
+
+
 def wait_until(what: str, probe: Callable[[], T | None], timeout: float = 60.0, interval: float = 0.25) -> T:
     deadline = time.monotonic() + timeout
     while True:
