@@ -45,9 +45,16 @@ def schema_version_for(kubernetes: tuple[int, ...]) -> tuple[int, int]:
     return [v for v in versions if v <= wanted][-1]
 
 
-def _schema_file(api_version: str, kind: str) -> str:
+# What a bundled schema's file name can be made of: an apiVersion or kind with anything else (a
+# typo, a path separator, 300 characters) names no built-in kind, and must not reach the file
+# system as a path (too long a name is an OSError there, not a missing file).
+_SCHEMA_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,120}\.json")
+
+
+def _schema_file(api_version: str, kind: str) -> str | None:
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    return f"{kind.lower()}-{group_version}.json"
+    name = f"{kind.lower()}-{group_version}.json"
+    return name if _SCHEMA_NAME.fullmatch(name) else None
 
 
 def _dir(version: tuple[int, int]) -> Any:
@@ -63,7 +70,10 @@ def _registry(version: tuple[int, int]) -> Registry:
 
 @lru_cache(maxsize=None)
 def _validator(version: tuple[int, int], api_version: str, kind: str) -> KubernetesValidator | None:
-    path = _dir(version).joinpath(_schema_file(api_version, kind))
+    name = _schema_file(api_version, kind)
+    if name is None:
+        return None
+    path = _dir(version).joinpath(name)
     if not path.is_file():
         return None
     schema = json.loads(path.read_text())
@@ -73,6 +83,8 @@ def _validator(version: tuple[int, int], api_version: str, kind: str) -> Kuberne
 
 def versions_serving(api_version: str, kind: str) -> list[tuple[int, int]]:
     name = _schema_file(api_version, kind)
+    if name is None:
+        return []
     return [v for v in bundled_versions() if _dir(v).joinpath(name).is_file()]
 
 

@@ -66,3 +66,13 @@ def test_verify_objects_never_raises(objects):
     st.dictionaries(st.sampled_from(["resources", "featureGates", "metadata"]), JSON, max_size=3)))
 def test_verify_device_class_mappings_never_raises(fragment):
     _check(verify_device_class_mappings(fragment))
+
+
+def test_an_api_version_too_long_for_a_file_name_is_an_unknown_kind_not_an_os_error() -> None:
+    """Found by the live mutation test: the built-in schema lookup made a file name of the
+    apiVersion, and 300 characters of it raised OSError (File name too long)."""
+    from compiler.verify import verify_objects
+    obj = {"apiVersion": "resource.k8s.io/v1-" + "y" * 300, "kind": "ResourceClaimTemplate",
+           "metadata": {"name": "x", "namespace": "a"}}
+    problems = verify_objects([obj], "1.36", "0.19")
+    assert [p.rule for p in problems] == ["kind.unknown"]
