@@ -92,7 +92,7 @@ def _match_resources(match: dict, path: str) -> Iterator[Refusal]:
         for index, rule in enumerate(match.get(rules_field) or []):
             rule_path = f"{path}.{rules_field}[{index}]"
             rule = rule if isinstance(rule, dict) else {}
-            for required in ("apiGroups", "apiVersions", "resources"):
+            for required in ("apiGroups", "apiVersions", "operations", "resources"):
                 if not rule.get(required):
                     yield Refusal(f"{rule_path}.{required}", "Required value", f"map.rule.{required}")
             for operation in rule.get("operations") or []:

@@ -129,7 +129,8 @@ def _exact(add: Add, request: dict, path: str) -> None:
             add(f"{path}.count", f"count: Invalid value: {count}: must not be specified when allocationMode is 'All'",
                 "dra.request.countWithAll")
     elif mode == "ExactCount":
-        if count is not None and count <= 0:
+        # The API server's defaulting makes a count of 0 (the same as none once decoded) 1.
+        if count is not None and count < 0:
             add(f"{path}.count", f"count: Invalid value: {count}: must be greater than zero", "dra.request.count")
     else:
         add(f"{path}.allocationMode", f'allocationMode: Unsupported value: "{mode}": supported values: "All", '

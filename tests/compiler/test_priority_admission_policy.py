@@ -126,6 +126,9 @@ def test_the_emitted_objects_pass_the_api_servers_checks(tmp_path):
     (lambda p: p["spec"]["mutations"][0].update(patchType="JSONPatch"),
      "spec.mutations[0].jsonPatch", "must be specified when patchType is JSONPatch"),
     (lambda p: p["spec"].pop("matchConstraints"), "spec.matchConstraints", "Required value"),
+    # Found by the live mutation test: kube-apiserver requires a rule's operations.
+    (lambda p: p["spec"]["matchConstraints"]["resourceRules"][0].pop("operations"),
+     "spec.matchConstraints.resourceRules[0].operations", "Required value"),
 ])
 def test_what_the_api_server_refuses_is_refused(tmp_path, break_it, field, words):
     policy, binding = _emitted(tmp_path)

@@ -149,7 +149,7 @@ def _template(*requests, constraints=None, config=None):
     ({"name": "gpu", "exactly": {"deviceClassName": "c"}, "firstAvailable": [{"name": "a", "deviceClassName": "c"}]},
      "dra.request.both"),
     ({"name": "GPU", "exactly": {"deviceClassName": "c"}}, "dra.request.name"),
-    ({"name": "gpu", "exactly": {"deviceClassName": "c", "count": 0}}, "dra.request.count"),
+    ({"name": "gpu", "exactly": {"deviceClassName": "c", "count": -1}}, "dra.request.count"),
     ({"name": "gpu", "exactly": {"deviceClassName": "c", "allocationMode": "All", "count": 2}},
      "dra.request.countWithAll"),
     ({"name": "gpu", "exactly": {"deviceClassName": "c", "allocationMode": "Some"}}, "dra.request.allocationMode"),
@@ -158,6 +158,12 @@ def _template(*requests, constraints=None, config=None):
 ])
 def test_claim_template_request_rules(request_, rule):
     assert rules_of([_template(request_)]) == [rule]
+
+
+def test_a_count_of_zero_is_the_api_servers_default_of_one():
+    """A live kube-apiserver 1.36 accepts `count: 0` (decoded as unset, then defaulted to 1), as
+    the end-to-end mutation test found."""
+    assert rules_of([_template({"name": "gpu", "exactly": {"deviceClassName": "c", "count": 0}})]) == []
 
 
 def test_claim_template_references():
