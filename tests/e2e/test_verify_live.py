@@ -12,24 +12,13 @@ from pathlib import Path
 import pytest
 
 from kp_testing import REPO_ROOT
-from kp_testing.live_verify import Judged, judge_all
+from kp_testing.live_verify import explained, judge_all
 from kp_testing.sandbox import compile_tree
 
 pytestmark = pytest.mark.usefixtures("sandbox_built")
 
 SEED = int(os.environ.get("KUEUE_POLICY_MUTATION_SEED", "20261203"))
 COUNT = int(os.environ.get("KUEUE_POLICY_MUTATIONS", "150"))
-
-
-def explained(judged: Judged) -> str | None:
-    """The documented difference a disagreement is an instance of (docs/how-to/sandbox.md,
-    "Where verify and the API server differ"), or None."""
-    if not judged.verify_refuses and judged.live_refuses and "undeclared reference" in judged.live_says:
-        return "cel-undeclared-identifier"
-    if judged.verify_refuses and not judged.live_refuses and judged.mutant.description.endswith(" removed") \
-            and "Required value" in judged.verify_says:
-        return "zero-value-of-a-required-field"
-    return None
 
 
 def test_verify_and_the_live_api_server_agree_on_mutated_trees(tmp_path: Path) -> None:

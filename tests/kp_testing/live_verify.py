@@ -69,3 +69,14 @@ def judge_all(tree: Path, folder: Path, seed: int, count: int) -> list[Judged]:
     with running_sandbox(folder, tree) as cluster:
         discovery = Discovery(cluster)
         return [judge(cluster, discovery, objects, mutant) for mutant in mutants(objects, count, seed)]
+
+
+def explained(judged: Judged) -> str | None:
+    """The documented difference a disagreement is an instance of (docs/how-to/sandbox.md,
+    "Where verify and the API server differ"), or None."""
+    if not judged.verify_refuses and judged.live_refuses and "undeclared reference" in judged.live_says:
+        return "cel-undeclared-identifier"
+    if judged.verify_refuses and not judged.live_refuses and judged.mutant.description.endswith(" removed") \
+            and "Required value" in judged.verify_says:
+        return "zero-value-of-a-required-field"
+    return None
