@@ -33,7 +33,12 @@ def _context(name: str) -> dict:
                            "borrowWithinCohort": {"policy": name, "maxPriorityThreshold": 100}},
             "cluster_queue": name, "node_labels": {name: name}, "taints": [{"key": name, "value": name, "effect": name}],
             "value": 100, "description": name, "checksum_annotation": name, "checksum": name, "key": name,
-            "configuration_text": name, "config_text": name}
+            "configuration_text": name, "config_text": name,
+            # admission/: the team priority policy and its binding
+            "resource_rules": [{"apiGroups": [name], "apiVersions": [name], "resources": [name],
+                                "operations": [name], "scope": name}],
+            "pods": True, "no_label_condition": name, "pod_condition": name, "apply_expression": name,
+            "policy_name": name}
 
 
 def _leaves(data, path=()):
