@@ -31,6 +31,7 @@ def test_the_example_policy_applies_and_every_verdict_holds_on_kueue(tmp_path: P
         assert sorted(all_active(cluster)) == ["alpha", "beta", "delta", "gamma"]
         jobs = declared_jobs(REPO_ROOT / "policies")
         assert {job.verdict for job in jobs} == {"guaranteed", "borrowing"}
+        assert any(job.gang for job in jobs)   # submitted as a JobSet
         assert check_verdicts(cluster, jobs, mappings(tree), use_claims=True) == []
         # The check can fail: a borrowing workload declared guaranteed, and a guaranteed one
         # declared never, are both caught by the live Kueue.

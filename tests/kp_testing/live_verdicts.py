@@ -46,6 +46,7 @@ class DeclaredJob:
     verdict: str
     flavor: str | None
     structural: bool
+    gang: bool = False   # its replicas talk to each other: the team writes a JobSet
 
 
 @dataclass
@@ -114,7 +115,7 @@ def declared_jobs(policy: Path) -> list[DeclaredJob]:
             structural = verdict.verdict == "never" and "node" in verdict.reason
             jobs.append(DeclaredJob(team.name, workload.spec.name, workload.spec.replicas,
                                     pod_request(cluster, workload, pool), verdict.verdict,
-                                    verdict.flavor, structural))
+                                    verdict.flavor, structural, bool(workload.spec.gang)))
     return jobs
 
 
@@ -136,9 +137,11 @@ def _template_for(quota: LiveQuota, namespace: str, resource: str, count: int) -
 
 
 def job_manifest(quota: LiveQuota, queue: str, name: str, replicas: int,
-                 request: dict[str, Fraction], *, use_claims: bool, flavor: str | None = None) -> dict:
-    """A batch Job the way the queue's team writes it: the LocalQueue label, one container,
-    GPUs as claims from the team's templates under dra-claims (as requests otherwise)."""
+                 request: dict[str, Fraction], *, use_claims: bool, flavor: str | None = None,
+                 jobset: bool = False) -> dict:
+    """A batch Job (or, for a gang, a JobSet of one replicated Job) the way the queue's team
+    writes it: the LocalQueue label, one container, GPUs as claims from the team's templates
+    under dra-claims (as requests otherwise)."""
     namespace, local_queue = quota.local_queue[queue]
     requests, claims = {}, []
     for resource, amount in sorted(request.items()):
@@ -160,10 +163,13 @@ def job_manifest(quota: LiveQuota, queue: str, name: str, replicas: int,
     if claims:
         pod["resourceClaims"] = claims
         container["resources"]["claims"] = [{"name": claim["name"]} for claim in claims]
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": namespace,
-                         "labels": {"kueue.x-k8s.io/queue-name": local_queue}},
-            "spec": {"parallelism": replicas, "completions": replicas, "template": {"spec": pod}}}
+    metadata = {"name": name, "namespace": namespace, "labels": {"kueue.x-k8s.io/queue-name": local_queue}}
+    job_spec = {"parallelism": replicas, "completions": replicas, "template": {"spec": pod}}
+    if jobset:
+        return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata,
+                "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1,
+                                             "template": {"spec": job_spec}}]}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": job_spec}
 
 
 # --- the worlds -------------------------------------------------------------------------------
@@ -184,7 +190,7 @@ def contended_fillers(quota: LiveQuota, team: str) -> list[tuple[str, str, dict[
 def _workload_of(cluster: LiveCluster, namespace: str, job: str) -> dict | None:
     for workload in cluster.get(f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{namespace}/workloads").get("items") or []:
         owners = workload["metadata"].get("ownerReferences") or []
-        if any(owner["name"] == job and owner["kind"] == "Job" for owner in owners):
+        if any(owner["name"] == job and owner["kind"] in ("Job", "JobSet") for owner in owners):
             return workload
     return None
 
@@ -249,7 +255,8 @@ def settle(cluster: LiveCluster, quota: LiveQuota, namespace: str, job: str, *,
 
 
 def reset(cluster: LiveCluster) -> None:
-    """Delete every Job and Workload; Kueue releases their quota."""
+    """Delete every JobSet, Job and Workload; Kueue releases their quota."""
+    cluster.kubectl("delete", "jobsets.jobset.x-k8s.io", "--all", "-A", "--wait=true", "--timeout=60s")
     cluster.kubectl("delete", "jobs.batch", "--all", "-A", "--wait=true", "--timeout=60s")
     cluster.kubectl("delete", "workloads.kueue.x-k8s.io", "--all", "-A", "--wait=true", "--timeout=60s")
     wait_until("every ClusterQueue to hold no quota", lambda: all(
@@ -270,7 +277,7 @@ def run_world(cluster: LiveCluster, quota: LiveQuota, job: DeclaredJob, *, conte
             got = settle(cluster, quota, meta["namespace"], meta["name"], expect_admitted=True)
             assert got.admitted, f"filler {meta['namespace']}/{meta['name']} not admitted: {got.message}"
     manifest = job_manifest(quota, job.team, f"{job.name}-{serial}", job.replicas, job.request,
-                            use_claims=use_claims)
+                            use_claims=use_claims, jobset=job.gang)
     cluster.create([manifest])
     return settle(cluster, quota, manifest["metadata"]["namespace"], manifest["metadata"]["name"],
                   expect_admitted=job.verdict == "guaranteed" or (not contended and job.verdict == "borrowing"))
