@@ -74,7 +74,8 @@ func newDRAChannel(w *world) chan event.TypedGenericEvent[*kueue.Workload] {
 	return make(chan event.TypedGenericEvent[*kueue.Workload], len(w.workloads)+1)
 }
 
-// takeHandedOver: the Workloads the queue manager handed to the DRA step so far, "ns/name".
+// takeHandedOver: empties the hand-over; returns the Workloads the queue manager handed to
+// the DRA step since the last call, "ns/name", sorted.
 func (h *harness) takeHandedOver() []string {
 	var keys []string
 	for {

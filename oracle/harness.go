@@ -227,7 +227,10 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 	if err := h.addQueues(); err != nil {
 		return nil, err
 	}
-	h.addWorkloads(h.takeHandedOver())
+	// What AddLocalQueue handed over is reconciled in addWorkloads, once per Workload (the
+	// controller's work queue merges the hand-over with the Workload's own events).
+	h.takeHandedOver()
+	h.addWorkloads()
 	// A live queue manager's requeuer handles the notifications the set-up raised (queues
 	// added, workloads queued) before the scheduler's first cycle, not after it.
 	h.requeuer.ProcessRequeues(h.ctx)
@@ -374,13 +377,12 @@ func (h *harness) addQueues() error {
 // addWorkloads: the workload controller's create event (pending -> queue manager, holding quota
 // -> cache), in the order the objects were created. A pending Workload that needs the DRA step
 // is skipped by the create event and reconciled instead (dra.go), once, whether the queue
-// manager handed it over (handedOver: from AddLocalQueue) or not (its LocalQueue is missing).
-func (h *harness) addWorkloads(handedOver []string) {
+// manager handed it over (AddLocalQueue) or not (its LocalQueue is missing).
+func (h *harness) addWorkloads() {
 	list := h.listWorkloads()
 	sort.SliceStable(list, func(i, j int) bool {
 		return list[i].CreationTimestamp.Before(&list[j].CreationTimestamp)
 	})
-	_ = handedOver // every one of them is pending and needs the DRA step: reconciled below
 	for _, wl := range list {
 		key := keyOf(wl)
 		h.keys = append(h.keys, key)
