@@ -160,3 +160,29 @@ def test_a_preempted_workload_is_requeued_with_its_device_requests(oracle_bin, t
     (cq,) = result["clusterQueues"]
     # Back in its queue, the victim asks for its 16 again: only 8 are free.
     assert cq["usage"] == {FLAVOR: {"cpu": "4", GPU: "8"}}
+
+
+def test_a_claim_charges_what_the_same_request_written_directly_charges(oracle_bin, tmp_path):
+    """The DRA step's 8 devices per pod count exactly as a device-plugin request of 8
+    nvidia.com/gpu per pod: the oracle prints the same bytes for both worlds."""
+    def objects(direct: bool) -> list[dict]:
+        objs = [_held("running", 1), _job("train-1", 1, "2026-01-01T00:01:00Z"),
+                _job("train-2", 2, "2026-01-01T00:02:00Z"), _job("train-3", 1, "2026-01-01T00:03:00Z")]
+        for obj in objs if direct else []:
+            spec = (obj["spec"]["podSets"][0] if obj["kind"] == "Workload" else obj["spec"])["template"]["spec"]
+            del spec["resourceClaims"]
+            resources = spec["containers"][0]["resources"]
+            del resources["claims"]
+            resources["requests"][GPU] = "8"
+        return objs
+
+    outputs = []
+    for direct in (False, True):
+        folder = tmp_path / ("direct" if direct else "claims")
+        folder.mkdir()
+        files = _world(folder, *objects(direct))
+        done = subprocess.run([str(oracle_bin), *files], capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert f'"{GPU}": "16"' in outputs[0]
