@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,9 +38,13 @@ type world struct {
 	namespaces      []*corev1.Namespace
 	workloads       []*kueue.Workload
 	jobs            []client.Object // job objects of Kueue's integrations, TrainJob runtimes (jobs.go)
+	// resource.k8s.io/v1 objects the workload controller's DRA step reads (dra.go).
+	draObjects []client.Object
 	// From a config.kueue.x-k8s.io Configuration in the input, as Kueue's manager reads its own.
 	fairSharing *config.FairSharing
 	quotaCheck  config.QuotaCheckStrategy
+	// resources.deviceClassMappings: the DRA mapper's configuration (dra.go).
+	deviceClassMappings []config.DeviceClassMapping
 	// Workloads the API server would refuse (unreadable, or rejected by Kueue's validating
 	// webhook): "ns/name" -> why. `evaluate` lists them as inadmissible; so does the oracle.
 	invalid map[string]string
@@ -53,6 +58,7 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(jobsetapi.AddToScheme(s))
 	addJobSchemes(s)
 	addAPIDefaults(s)
+	addDRADefaults(s)
 	return s
 }
 
@@ -121,6 +127,8 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 			w.namespaces = append(w.namespaces, o)
 		case *kueue.Workload:
 			w.workloads = append(w.workloads, o)
+		case *resourcev1.DeviceClass, *resourcev1.ResourceClaimTemplate, *resourcev1.ResourceClaim, *resourcev1.ResourceSlice:
+			w.draObjects = append(w.draObjects, o.(client.Object))
 		default:
 			if gvk := obj.GetObjectKind().GroupVersionKind(); isJobKind(gvk.Group, gvk.Kind) {
 				w.jobs = append(w.jobs, obj.(client.Object))
@@ -165,6 +173,10 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 		}
 	case gv.Group == "" && kind == "Namespace", gv.Group == "scheduling.k8s.io" && kind == "PriorityClass",
 		isJobKind(gv.Group, kind):
+	case gv.Group == resourcev1.GroupName && draKinds[kind]:
+		if gv.Version != resourcev1.SchemeGroupVersion.Version {
+			return nil, fmt.Errorf("%s %s: only resource.k8s.io/v1 is read (the version Kueue v0.19.2's DRA step reads)", apiVersion, kind)
+		}
 	default:
 		return nil, nil // not an object the admission decision reads (jobs: see README)
 	}
@@ -190,7 +202,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	if err := json.Unmarshal(data, typed); err != nil {
 		return nil, fmt.Errorf("%s: %s", kind, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if isJobKind(gv.Group, kind) {
+	if isJobKind(gv.Group, kind) || gv.Group == resourcev1.GroupName {
 		s.Default(typed)
 	}
 	if gv.Version == "v1beta1" {
@@ -208,7 +220,8 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 	if m, ok := typed.(interface {
 		GetNamespace() string
 		SetNamespace(string)
-	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || namespacedJobKind(gv.Group, kind)) {
+	}); ok && m.GetNamespace() == "" && (kind == "Workload" || kind == "LocalQueue" || namespacedJobKind(gv.Group, kind) ||
+		gv.Group == resourcev1.GroupName && namespacedDRAKinds[kind]) {
 		m.SetNamespace("default")
 	}
 	if typed.GetObjectKind().GroupVersionKind().Empty() {
@@ -241,6 +254,12 @@ func readConfiguration(w *world, raw map[string]interface{}) bool {
 	if res, ok := raw["resources"].(map[string]interface{}); ok {
 		if q, ok := res["quotaCheckStrategy"].(string); ok {
 			w.quotaCheck = config.QuotaCheckStrategy(q)
+		}
+		// The shape was checked when the document was read (checkConfigurationShape).
+		w.deviceClassMappings = nil
+		if mappings, ok := res["deviceClassMappings"].([]interface{}); ok {
+			data, _ := json.Marshal(mappings)
+			_ = json.Unmarshal(data, &w.deviceClassMappings)
 		}
 	}
 	return true

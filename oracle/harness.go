@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,6 +31,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
+	coreindexer "sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/dra"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 	utilpriority "sigs.k8s.io/kueue/pkg/util/priority"
@@ -78,10 +81,13 @@ type harness struct {
 	preemptedBy   map[string]string // victim -> preemptor of its last preemption
 	last          map[string]*kueue.Workload
 	touchedMu     sync.Mutex
-	touched       map[string]bool   // Workloads written by Kueue's code in the current cycle
-	evictedFrom   map[string]string // victim -> the ClusterQueue it was evicted from
-	borrowing     map[string]bool   // admitted by this evaluation while its ClusterQueue borrowed
-	invalid       map[string]string // Workloads the API server would refuse -> why
+	touched       map[string]bool            // Workloads written by Kueue's code in the current cycle
+	evictedFrom   map[string]string          // victim -> the ClusterQueue it was evicted from
+	borrowing     map[string]bool            // admitted by this evaluation while its ClusterQueue borrowed
+	invalid       map[string]string          // Workloads the API server would refuse -> why
+	draMapper     *dra.ResourceMapper        // dra.go
+	draBacked     *dra.ExtendedResourceCache // dra.go
+	draChannel    chan event.TypedGenericEvent[*kueue.Workload]
 	warn          io.Writer
 	cycles        int
 }
@@ -176,8 +182,15 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 	for _, wl := range w.workloads {
 		objs = append(objs, wl)
 	}
+	objs = append(objs, w.draObjects...)
+	var err error
+	if h.draMapper, h.draBacked, err = draSetup(w); err != nil {
+		return nil, fmt.Errorf("resources.deviceClassMappings: %v", err)
+	}
 	h.client = utiltesting.NewClientBuilder().
 		WithObjects(objs...).
+		WithIndex(&resourcev1.ResourceSlice{}, "spec.driver", resourceSliceDriverIndex).
+		WithIndex(&resourcev1.DeviceClass{}, coreindexer.DeviceClassExtendedResourceNameIndex, coreindexer.IndexDeviceClassExtendedResourceName).
 		WithStatusSubresource(&kueue.Workload{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -200,21 +213,23 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		Build()
 	store := preemptexpectations.New()
 	h.cache = schdcache.New(h.client, schdcache.WithFairSharing(fairSharing))
-	queues, rq := qcache.NewManagerForUnitTestsWithRequeuer(h.client, h.cache, qcache.WithPreemptionExpectations(store))
+	queueOpts := []qcache.Option{qcache.WithPreemptionExpectations(store)}
+	if h.draBacked != nil {
+		queueOpts = append(queueOpts, qcache.WithDRABackedResources(h.draBacked))
+	}
+	queues, rq := qcache.NewManagerForUnitTestsWithRequeuer(h.client, h.cache, queueOpts...)
 	h.queues, h.requeuer = queues, rq
-	// Workloads with DRA resource claims are handed to the workload controller's DRA step
-	// (device classes -> extended resources) before they are queued; the oracle does not run
-	// that step (README: not done), it only drains the hand-over so the queue manager never
-	// blocks on it.
-	dra := make(chan event.TypedGenericEvent[*kueue.Workload])
-	go func() {
-		for range dra {
-		}
-	}()
-	h.queues.SetDRAReconcileChannel(dra)
+	// Workloads with DRA resource claims are handed by the queue manager to the workload
+	// controller's DRA step (dra.go) instead of being queued; the step queues them with the
+	// device-class resources Kueue computes.
+	h.draChannel = newDRAChannel(w)
+	h.queues.SetDRAReconcileChannel(h.draChannel)
 	if err := h.addQueues(); err != nil {
 		return nil, err
 	}
+	// What AddLocalQueue handed over is reconciled in addWorkloads, once per Workload (the
+	// controller's work queue merges the hand-over with the Workload's own events).
+	h.takeHandedOver()
 	h.addWorkloads()
 	// A live queue manager's requeuer handles the notifications the set-up raised (queues
 	// added, workloads queued) before the scheduler's first cycle, not after it.
@@ -360,7 +375,9 @@ func (h *harness) addQueues() error {
 }
 
 // addWorkloads: the workload controller's create event (pending -> queue manager, holding quota
-// -> cache), in the order the objects were created.
+// -> cache), in the order the objects were created. A pending Workload that needs the DRA step
+// is skipped by the create event and reconciled instead (dra.go), once, whether the queue
+// manager handed it over (AddLocalQueue) or not (its LocalQueue is missing).
 func (h *harness) addWorkloads() {
 	list := h.listWorkloads()
 	sort.SliceStable(list, func(i, j int) bool {
@@ -373,8 +390,8 @@ func (h *harness) addWorkloads() {
 			h.initiallyHeld[key] = true
 			h.cache.AddOrUpdateWorkload(h.log, h.adjusted(wl))
 			h.borrowing[key] = h.borrowsNow(wl)
-		} else if workload.IsAdmissible(wl) {
-			_ = h.queues.AddOrUpdateWorkload(h.log, h.adjusted(wl))
+		} else {
+			h.enqueue(wl)
 		}
 		h.last[key] = wl.DeepCopy()
 	}
@@ -454,9 +471,7 @@ func (h *harness) reactToUpdates() bool {
 			h.borrowing[key] = h.borrowsNow(&wl)
 		case !workload.HasQuotaReservation(&wl) && !workload.HasQuotaReservation(prev) &&
 			wl.ResourceVersion != prev.ResourceVersion:
-			if workload.IsAdmissible(&wl) {
-				_ = h.queues.AddOrUpdateWorkload(h.log, h.adjusted(&wl))
-			}
+			h.enqueue(&wl) // a Workload with claims: the DRA step again, as its Reconcile runs it
 		}
 		h.last[key] = wl.DeepCopy()
 	}
@@ -534,12 +549,17 @@ func (h *harness) finishEviction(wl *kueue.Workload) {
 	}
 	h.recorder.mu.Unlock()
 	wlKey := workload.Key(&fresh)
+	needsDRA := h.needsDRA(&fresh)
 	h.queues.QueueAssociatedInadmissibleWorkloadsAfter(h.ctx, wlKey, func() {
 		_ = h.cache.DeleteWorkload(h.log, wlKey)
-		if workload.IsAdmissible(&fresh) {
+		// The immediate requeue skips a Workload with claims: its Reconcile queues it (below).
+		if !needsDRA && workload.IsAdmissible(&fresh) {
 			_ = h.queues.AddOrUpdateWorkloadWithoutLock(h.log, h.adjusted(&fresh))
 		}
 	})
+	if needsDRA {
+		h.reconcileDRA(&fresh)
+	}
 	h.last[key] = fresh.DeepCopy()
 }
 
