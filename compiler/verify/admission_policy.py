@@ -95,6 +95,14 @@ def _match_resources(match: dict, path: str) -> Iterator[Refusal]:
             for required in ("apiGroups", "apiVersions", "operations", "resources"):
                 if not rule.get(required):
                     yield Refusal(f"{rule_path}.{required}", "Required value", f"map.rule.{required}")
+            # A wildcard stands alone (validateRule, validateRuleWithOperations).
+            for listed, words in (("apiGroups", "API groups"), ("apiVersions", "API versions"),
+                                  ("operations", "operations")):
+                values = rule.get(listed) or []
+                if isinstance(values, list) and len(values) > 1 and "*" in values:
+                    yield Refusal(f"{rule_path}.{listed}",
+                                  f"Invalid value: if '*' is present, must not specify other {words}",
+                                  f"map.rule.{listed}.wildcard")
             for operation in rule.get("operations") or []:
                 if operation not in MUTATING_OPERATIONS:
                     # it is only possible to mutate create, update and connect requests

@@ -126,7 +126,9 @@ def test_the_emitted_objects_pass_the_api_servers_checks(tmp_path):
     (lambda p: p["spec"]["mutations"][0].update(patchType="JSONPatch"),
      "spec.mutations[0].jsonPatch", "must be specified when patchType is JSONPatch"),
     (lambda p: p["spec"].pop("matchConstraints"), "spec.matchConstraints", "Required value"),
-    # Found by the live mutation test: kube-apiserver requires a rule's operations.
+    # Found by the live mutation test: a wildcard stands alone, and a rule needs its operations.
+    (lambda p: p["spec"]["matchConstraints"]["resourceRules"][0]["apiVersions"].append("*"),
+     "spec.matchConstraints.resourceRules[0].apiVersions", "if '*' is present"),
     (lambda p: p["spec"]["matchConstraints"]["resourceRules"][0].pop("operations"),
      "spec.matchConstraints.resourceRules[0].operations", "Required value"),
 ])
