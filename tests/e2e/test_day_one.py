@@ -42,6 +42,44 @@ def test_the_example_policy_applies_and_every_verdict_holds_on_kueue(tmp_path: P
         wrong = check_verdicts(cluster, lies, mappings(tree), use_claims=True)
         assert len(wrong) == 2, wrong
         assert "borrowing" in wrong[0] and "admitted it on an idle cluster" in wrong[1]
+        every_mig_slice_is_claimable(cluster)
+
+
+def every_mig_slice_is_claimable(cluster: LiveCluster) -> None:
+    """A pod claiming one slice of each MIG profile the pool's layout cuts (its team's claim
+    template) is charged that profile's quota by Kueue: admitted, or pending for that quota,
+    never refused for an unmapped DeviceClass."""
+    templates = [t for t in cluster.items("namespaces/gamma-batch/resourceclaimtemplates",
+                                          api="/apis/resource.k8s.io/v1")
+                 if ".mig." in t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]]
+    profiles = sorted(t["metadata"]["name"].removeprefix("h100-80gb-") for t in templates)
+    assert profiles == ["1g-10gb", "1g-20gb", "2g-20gb", "3g-40gb"]
+    for template in templates:
+        name = "slice-" + template["metadata"]["name"]
+        cluster.create([{"apiVersion": "batch/v1", "kind": "Job",
+                         "metadata": {"name": name, "namespace": "gamma-batch",
+                                      "labels": {"kueue.x-k8s.io/queue-name": "default"}},
+                         "spec": {"template": {"spec": {
+                             "restartPolicy": "Never",
+                             "resourceClaims": [{"name": "slice", "resourceClaimTemplateName": template["metadata"]["name"]}],
+                             "containers": [{"name": "main", "image": "x", "resources": {
+                                 "requests": {"cpu": "1"}, "claims": [{"name": "slice"}]}}]}}}}])
+    for template in templates:
+        name = "slice-" + template["metadata"]["name"]
+        resource = "nvidia.com/mig-" + template["metadata"]["name"].removeprefix("h100-80gb-").replace("-", ".", 1)
+
+        def decided() -> dict | None:
+            workload = next((w for w in cluster.items("namespaces/gamma-batch/workloads")
+                             if w["metadata"]["ownerReferences"][0]["name"] == name), None)
+            return workload if workload and any(c["type"] == "QuotaReserved" for c in
+                                                workload.get("status", {}).get("conditions", [])) else None
+        workload = wait_until(f"Kueue to decide about {name}", decided)
+        admission = workload["status"].get("admission")
+        if admission:
+            assert resource in admission["podSetAssignments"][0]["resourceUsage"], admission
+        else:
+            reason = next(c["message"] for c in workload["status"]["conditions"] if c["type"] == "QuotaReserved")
+            assert resource in reason and "not mapped" not in reason, reason
 
 
 @pytest.mark.parametrize("access", ["device-plugin", "dra-claims", "dra-extended-resource"])
