@@ -89,8 +89,9 @@ oracle:
 # the Go module proxy in oracle/sandbox/ (a module of its own, at the versions Kueue's go.mod
 # selects, so the oracle's build cache serves most of it). kube-apiserver reports the Kubernetes
 # version of its module (clients, Kueue among them, parse it); Kueue's manager its release.
-# `make test` builds it before the oracle: it compiles a superset of the oracle's packages, so
-# the oracle's build then mostly reads the build cache.
+# `make test` builds it before the oracle, one after the other (-j1: two go builds side by side
+# would each compile the packages they share): it compiles a superset of the oracle's packages,
+# so the oracle's build then mostly reads the build cache.
 # Kueue's CRDs and webhook configurations are rendered from the Kueue module's own
 # config/components/ with kustomize, and the job kinds' CRDs copied beside them.
 SANDBOX := oracle/sandbox
@@ -112,7 +113,7 @@ sandbox:
 
 # `make test` builds the oracle when Go is installed; without Go its tests skip with that reason.
 oracle-if-go:
-	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory sandbox oracle; \
+	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory -j1 sandbox oracle; \
 	else echo "go not on PATH: kueue-oracle and the sandbox not built, their tests will skip"; fi
 
 # The whole suite (2 workers: this project's machines have 2 cores).
