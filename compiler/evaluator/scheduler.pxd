@@ -30,8 +30,8 @@ cdef class _Queue:
     cpdef _count(self, key, delta)
     @cython.locals(info=WorkloadInfo)
     cpdef pop(self)
-    @cython.locals(info=WorkloadInfo, members=set, heap=list)
-    cpdef requeue_inadmissible(self)
+    @cython.locals(info=WorkloadInfo, members=set, heap=list, kept=dict)
+    cpdef requeue_inadmissible(self, keep=*)
 
 
 cdef class _Entry:
@@ -136,6 +136,9 @@ cdef class Engine:
     cpdef _requeue_finished(self)
     @cython.locals(queue=_Queue)
     cpdef _requeue_tree(self, root)
+    @cython.locals(info=WorkloadInfo)
+    cpdef _outside_selector(self, _Queue queue)
+    cpdef bint _namespace_selected(self, cq_name, namespace)
     @cython.locals(node=QuotaNode)
     cpdef _evict(self, WorkloadInfo victim, _Entry entry, reason)
     cpdef _requeue_root(self, WorkloadInfo info)

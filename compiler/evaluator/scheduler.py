@@ -164,22 +164,29 @@ class _Queue:
         self._count(info.scheduling_hash, -1)
         return info
 
-    def requeue_inadmissible(self) -> None:
+    def requeue_inadmissible(self, keep: set[str] | None = None) -> None:
         """Every workload set aside goes back to the heap: appended, then heapified once (the
-        heap's order is that of the workloads' keys, all distinct, however it is arranged)."""
+        heap's order is that of the workloads' keys, all distinct, however it is arranged).
+        The workloads whose keys are in `keep` stay set aside (see `Engine._outside_selector`)."""
         self.trail = None
         self.bulk_moved.clear()
         members, heap = self.members, self.heap
         pushed = False
+        kept: dict[str, WorkloadInfo] = {}
         for info in self.inadmissible.values():
             key = info.key
             if key in members:
+                continue
+            if keep and key in keep:
+                kept[key] = info
                 continue
             members.add(key)
             self._count(info.scheduling_hash, 1)
             heap.append((info.queue_order(), id(info), info))
             pushed = True
         self.inadmissible.clear()
+        if kept:
+            self.inadmissible.update(kept)
         if pushed:
             heapq.heapify(heap)
             self.waiting.add(self.name)
@@ -729,13 +736,7 @@ class Engine:
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
-        cq = self.state.cluster_queues[cq_name]
-        selected = (cq_name, info.workload.namespace)
-        matches = self._selected.get(selected)
-        if matches is None:  # namespaces and selectors do not change during a run
-            labels = self.state.namespace_labels(info.workload.namespace)
-            matches = self._selected[selected] = _selector_matches(cq.namespace_selector, labels)
-        if not matches:
+        if not self._namespace_selected(cq_name, info.workload.namespace):
             entry.inadmissible_only = True
             entry.namespace_mismatch = True
             entry.message = "workload namespace doesn't match ClusterQueue selector"
@@ -1194,7 +1195,32 @@ class Engine:
             if queue.name in self._quiet:
                 self._wake(queue.name, self._moment_cycle)
             if queue.inadmissible or queue.bulk_moved:
-                queue.requeue_inadmissible()
+                queue.requeue_inadmissible(self._outside_selector(queue))
+
+    def _outside_selector(self, queue: _Queue) -> set[str] | None:
+        """The workloads set aside in `queue` whose namespace its ClusterQueue's selector does
+        not select: Kueue's requeue on a quota release (queueInadmissibleWorkloads) leaves them
+        in the inadmissible list, since no quota can change that answer. Back in the heap, such a
+        workload would take its queue's head for a cycle (in a StrictFIFO queue, ahead of every
+        younger workload) and be set aside again. (A rescan puts them back like everyone else:
+        Kueue's queue manager, starting, pushes every workload it is given.) None when the
+        selector selects every namespace."""
+        selector = self.state.cluster_queues[queue.name].namespace_selector
+        if selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions"):
+            return None
+        outside: set[str] = set()
+        for key, info in queue.inadmissible.items():
+            if not self._namespace_selected(queue.name, info.workload.namespace):
+                outside.add(key)
+        return outside
+
+    def _namespace_selected(self, cq_name: str, namespace: str) -> bool:
+        selected = (cq_name, namespace)
+        matches = self._selected.get(selected)
+        if matches is None:  # namespaces and selectors do not change during a run
+            matches = self._selected[selected] = _selector_matches(
+                self.state.cluster_queues[cq_name].namespace_selector, self.state.namespace_labels(namespace))
+        return matches
 
     def run_moment(self, repeats: int | None = None) -> None:
         """A moment of a live cluster (simulate): `rescan`, then `run` to quiescence. A queue
