@@ -72,6 +72,8 @@ cdef class Engine:
     cdef public object quiet_heads
     cdef public object woken
     cdef public object cycle
+    cdef public object scheduling_cycle
+    cdef public dict generations
     cdef public object decisions
     cdef public object _reserve_seq
     cdef public list _admitted_now
@@ -99,6 +101,7 @@ cdef class Engine:
     @cython.locals(assigner=FlavorAssigner)
     cpdef _nominate_cached(self, WorkloadInfo info, cq_name)
     cpdef _reuse(self, WorkloadInfo info, tuple cached, bint own)
+    cpdef bint _scan_outdated(self, WorkloadInfo info, cq_name)
     @cython.locals(entry=_Entry)
     cpdef _Entry _nominate(self, WorkloadInfo info, cq_name)
     @cython.locals(queue=_Queue, info=WorkloadInfo, entries=list, inadmissible=list, entry=_Entry)
@@ -110,7 +113,7 @@ cdef class Engine:
     @cython.locals(info=WorkloadInfo, node=QuotaNode, assignment=Assignment)
     cpdef bint _process(self, _Entry entry, dict preempted, list temporary, list preemptors)
     @cython.locals(ps=PodSetAssignment)
-    cpdef _remember_scan(self, WorkloadInfo info, Assignment assignment)
+    cpdef _remember_scan(self, WorkloadInfo info, cq_name, Assignment assignment)
     @cython.locals(node=QuotaNode)
     cpdef _admit(self, WorkloadInfo info, cq_name, Assignment assignment)
     @cython.locals(info=WorkloadInfo, queue=_Queue)

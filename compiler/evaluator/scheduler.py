@@ -333,7 +333,7 @@ class Engine:
         # would have), and quiet queues woken and walked after all.
         self.quiet_heads = 0
         self.woken = 0
-        self.cycle = 0
+        self.cycle = self.scheduling_cycle = 0  # the latter Kueue's (see `_scan_outdated`)
         self.decisions = 0
         self._reserve_seq = 0
         # Admitted at the clock's current moment: ordered among themselves by admission until
@@ -413,6 +413,7 @@ class Engine:
             if parent is not None:
                 node.parent = self.cohort_nodes[parent]
                 node.parent.child_cohorts.append(node)
+        self.generations: dict[str, int] = {}  # CQ -> Kueue's generation (see `_scan_outdated`)
         for name in sorted(state.cluster_queues):
             cq = state.cluster_queues[name]
             quotas = {}
@@ -736,6 +737,8 @@ class Engine:
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
+        if info.last_tried is not None and self._scan_outdated(info, cq_name):
+            info.last_tried = None
         if not self._namespace_selected(cq_name, info.workload.namespace):
             entry.inadmissible_only = True
             entry.namespace_mismatch = True
@@ -747,6 +750,17 @@ class Engine:
         entry.targets = targets
         entry.message = assignment.message()
         return entry
+
+    def _scan_outdated(self, info: WorkloadInfo, cq_name: str) -> bool:
+        """Kueue's lastAssignmentOutdated (FlavorFungibilityPreserveScanProgress, on): a scan
+        position recorded two or more scheduling cycles ago is dropped, and the scan starts over
+        from the first flavor, once its ClusterQueue's generation moved on since. The scheduling
+        cycles are the cycles that pop a head (Kueue's schedule); a ClusterQueue's generation
+        (AllocatableResourceGeneration) is one more on every admission or eviction in it (the
+        cache's deleteWorkload, which the workload controller's update after an admission goes
+        through too). One from the cycle before is resumed whatever happened."""
+        cycle, generation = info.tried_at
+        return self.scheduling_cycle - cycle > 1 and self.generations.get(cq_name, 0) > generation
 
     def _ordered(self, entries: list[_Entry]):
         """Entries in processing order: classical, a sorted list; fair sharing re-ranks after
@@ -794,6 +808,8 @@ class Engine:
             if info is not None:
                 heads.append((info, name))
         self._evicted_now: list[WorkloadInfo] = []
+        if heads or quiet:
+            self.scheduling_cycle += 1
         if not heads:
             return quiet > 0
         entries: list[_Entry] = []
@@ -879,12 +895,12 @@ class Engine:
         if mode == A_NO_FIT:
             entry.reason = assignment.no_fit_reason
             entry.status = "nofit"
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             return False
         if mode == A_PREEMPT and not entry.targets:
             entry.reason = WAITING_FOR_QUOTA
             entry.status = "nocandidates"
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             if self._reserves(entry.cq):
                 reserve = self._reservation(assignment, node)
                 node.add_all(reserve)
@@ -897,7 +913,7 @@ class Engine:
             entry.status = "skipped"
             entry.message = "Workload has overlapping preemption targets with another workload"
             entry.reason = WAITING_FOR_QUOTA
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             return False
         with self.preemptor.without([*preempted.values(), *entry.targets]):
             fits = True
@@ -910,7 +926,7 @@ class Engine:
             entry.status = "skipped"
             entry.message = "Workload no longer fits after processing another workload"
             entry.reason = WAITING_FOR_QUOTA
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             return False
         for target in entry.targets:
             preempted[target.info.key] = target
@@ -928,7 +944,7 @@ class Engine:
         entry.status = "admitted"
         return True
 
-    def _remember_scan(self, info: WorkloadInfo, assignment: Assignment) -> None:
+    def _remember_scan(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
         # tried for each resource that got one. A reused nomination gives the same position
         # (and the position is only ever replaced, never edited), so it is worked out once.
@@ -943,6 +959,9 @@ class Engine:
         info.last_tried = tried or None
         if tried:
             self._scanned.add(info)
+            # (the queue's generation as this cycle's snapshot had it: the only admission a
+            # queue can have in a cycle is its head's, which records no scan)
+            info.tried_at = (self.scheduling_cycle, self.generations.get(cq_name, 0))
 
     @staticmethod
     def _reservation(assignment: Assignment, node: QuotaNode) -> dict[FlavorResource, int]:
@@ -964,6 +983,7 @@ class Engine:
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
+        self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self._reserve_seq += 1
         info.cluster_queue = cq_name
         info.usage = dict(assignment.usage)
@@ -1000,6 +1020,7 @@ class Engine:
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
+        self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)
         self.holders_print ^= hash((victim.key, cq_name))
@@ -1167,6 +1188,7 @@ class Engine:
             return
         node = self.nodes[info.cluster_queue]
         node.remove_all(info.usage)
+        self.generations[info.cluster_queue] = self.generations.get(info.cluster_queue, 0) + 1
         self.admitted[info.cluster_queue].pop(key, None)
         self.preemptor.untrack(info)
         info.holds_quota = False
