@@ -738,7 +738,9 @@ class Engine:
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
         if info.last_tried is not None and self._scan_outdated(info, cq_name):
-            info.last_tried = None
+            # The scan starts from the first flavor: what the next cycle resumes from is new
+            # even where this scan ends where the outdated one did (quiescence compares them).
+            info.last_tried = entry.prev_tried = None
         if not self._namespace_selected(cq_name, info.workload.namespace):
             entry.inadmissible_only = True
             entry.namespace_mismatch = True
