@@ -124,9 +124,16 @@ def fingerprint(engine: Engine, memo: dict | None = None) -> tuple:
                       tuple(info.counts.items()))
         else:
             placed = None
+        # A scan position also carries whether the next nomination would still resume from it
+        # (Engine._scan_outdated): its age capped at 2 cycles, and whether its queue's
+        # generation moved on since.
+        scan = None
+        if last_tried:
+            cycle, generation = info.tried_at
+            scan = (tuple(last_tried.items()), min(engine.scheduling_cycle - cycle, 2),
+                    engine.generations.get(info.cluster_queue, 0) > generation)
         part = (key, info.cluster_queue, held, info.status, info.reason_code, info.reason,
-                info.preempted_by, info.borrowing, tuple(last_tried.items()) if last_tried else None,
-                info.sticky, tuple(info.pending_victims), placed)
+                info.preempted_by, info.borrowing, scan, info.sticky, tuple(info.pending_victims), placed)
         workloads.append(_shared(memo, key, part) if memo is not None else part)
     # Reservation order among holders, ties kept: each holder's rank among the distinct values.
     distinct = sorted({info.reserved_rank for info in holders})

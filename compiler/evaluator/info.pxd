@@ -16,6 +16,7 @@ cdef class WorkloadInfo:
     cdef public object preempted_by
     cdef public bint borrowing
     cdef public object last_tried
+    cdef public tuple tried_at
     cdef public bint sticky
     cdef public list explain
     cdef public object last_assignment

@@ -19,7 +19,7 @@ class WorkloadInfo:
     __slots__ = ("workload", "cluster_queue", "usage", "flavors", "counts", "holds_quota", "held_before",
                  "reserved_rank", "status", "reason", "reason_code", "preempted_by", "borrowing",
                  "last_tried", "sticky", "explain", "last_assignment", "pending_victims", "_hash",
-                 "_order", "nomination", "reads", "key", "uid")
+                 "_order", "nomination", "reads", "key", "uid", "tried_at")
 
     def __init__(self, workload: Workload) -> None:
         self.workload = workload
@@ -37,6 +37,8 @@ class WorkloadInfo:
         self.preempted_by: str | None = None
         self.borrowing = False
         self.last_tried: dict[tuple[int, str], int] | None = None
+        # (scheduling cycle, ClusterQueue generation) when `last_tried` was recorded
+        self.tried_at: tuple[int, int] = (0, 0)
         self.sticky = False               # waiting for its preemptions (BestEffortFIFO head)
         self.explain: list[str] = []
         self.last_assignment: object = None

@@ -30,8 +30,8 @@ cdef class _Queue:
     cpdef _count(self, key, delta)
     @cython.locals(info=WorkloadInfo)
     cpdef pop(self)
-    @cython.locals(info=WorkloadInfo, members=set, heap=list)
-    cpdef requeue_inadmissible(self)
+    @cython.locals(info=WorkloadInfo, members=set, heap=list, kept=dict)
+    cpdef requeue_inadmissible(self, keep=*)
 
 
 cdef class _Entry:
@@ -72,6 +72,8 @@ cdef class Engine:
     cdef public object quiet_heads
     cdef public object woken
     cdef public object cycle
+    cdef public object scheduling_cycle
+    cdef public dict generations
     cdef public object decisions
     cdef public object _reserve_seq
     cdef public list _admitted_now
@@ -99,6 +101,7 @@ cdef class Engine:
     @cython.locals(assigner=FlavorAssigner)
     cpdef _nominate_cached(self, WorkloadInfo info, cq_name)
     cpdef _reuse(self, WorkloadInfo info, tuple cached, bint own)
+    cpdef bint _scan_outdated(self, WorkloadInfo info, cq_name)
     @cython.locals(entry=_Entry)
     cpdef _Entry _nominate(self, WorkloadInfo info, cq_name)
     @cython.locals(queue=_Queue, info=WorkloadInfo, entries=list, inadmissible=list, entry=_Entry)
@@ -110,7 +113,7 @@ cdef class Engine:
     @cython.locals(info=WorkloadInfo, node=QuotaNode, assignment=Assignment)
     cpdef bint _process(self, _Entry entry, dict preempted, list temporary, list preemptors)
     @cython.locals(ps=PodSetAssignment)
-    cpdef _remember_scan(self, WorkloadInfo info, Assignment assignment)
+    cpdef _remember_scan(self, WorkloadInfo info, cq_name, Assignment assignment)
     @cython.locals(node=QuotaNode)
     cpdef _admit(self, WorkloadInfo info, cq_name, Assignment assignment)
     @cython.locals(info=WorkloadInfo, queue=_Queue)
@@ -136,6 +139,9 @@ cdef class Engine:
     cpdef _requeue_finished(self)
     @cython.locals(queue=_Queue)
     cpdef _requeue_tree(self, root)
+    @cython.locals(info=WorkloadInfo)
+    cpdef _outside_selector(self, _Queue queue)
+    cpdef bint _namespace_selected(self, cq_name, namespace)
     @cython.locals(node=QuotaNode)
     cpdef _evict(self, WorkloadInfo victim, _Entry entry, reason)
     cpdef _requeue_root(self, WorkloadInfo info)

@@ -164,22 +164,29 @@ class _Queue:
         self._count(info.scheduling_hash, -1)
         return info
 
-    def requeue_inadmissible(self) -> None:
+    def requeue_inadmissible(self, keep: set[str] | None = None) -> None:
         """Every workload set aside goes back to the heap: appended, then heapified once (the
-        heap's order is that of the workloads' keys, all distinct, however it is arranged)."""
+        heap's order is that of the workloads' keys, all distinct, however it is arranged).
+        The workloads whose keys are in `keep` stay set aside (see `Engine._outside_selector`)."""
         self.trail = None
         self.bulk_moved.clear()
         members, heap = self.members, self.heap
         pushed = False
+        kept: dict[str, WorkloadInfo] = {}
         for info in self.inadmissible.values():
             key = info.key
             if key in members:
+                continue
+            if keep and key in keep:
+                kept[key] = info
                 continue
             members.add(key)
             self._count(info.scheduling_hash, 1)
             heap.append((info.queue_order(), id(info), info))
             pushed = True
         self.inadmissible.clear()
+        if kept:
+            self.inadmissible.update(kept)
         if pushed:
             heapq.heapify(heap)
             self.waiting.add(self.name)
@@ -326,7 +333,7 @@ class Engine:
         # would have), and quiet queues woken and walked after all.
         self.quiet_heads = 0
         self.woken = 0
-        self.cycle = 0
+        self.cycle = self.scheduling_cycle = 0  # the latter Kueue's (see `_scan_outdated`)
         self.decisions = 0
         self._reserve_seq = 0
         # Admitted at the clock's current moment: ordered among themselves by admission until
@@ -406,6 +413,7 @@ class Engine:
             if parent is not None:
                 node.parent = self.cohort_nodes[parent]
                 node.parent.child_cohorts.append(node)
+        self.generations: dict[str, int] = {}  # CQ -> Kueue's generation (see `_scan_outdated`)
         for name in sorted(state.cluster_queues):
             cq = state.cluster_queues[name]
             quotas = {}
@@ -729,13 +737,11 @@ class Engine:
 
     def _nominate(self, info: WorkloadInfo, cq_name: str) -> _Entry:
         entry = _Entry(info, cq_name)
-        cq = self.state.cluster_queues[cq_name]
-        selected = (cq_name, info.workload.namespace)
-        matches = self._selected.get(selected)
-        if matches is None:  # namespaces and selectors do not change during a run
-            labels = self.state.namespace_labels(info.workload.namespace)
-            matches = self._selected[selected] = _selector_matches(cq.namespace_selector, labels)
-        if not matches:
+        if info.last_tried is not None and self._scan_outdated(info, cq_name):
+            # The scan starts from the first flavor: what the next cycle resumes from is new
+            # even where this scan ends where the outdated one did (quiescence compares them).
+            info.last_tried = entry.prev_tried = None
+        if not self._namespace_selected(cq_name, info.workload.namespace):
             entry.inadmissible_only = True
             entry.namespace_mismatch = True
             entry.message = "workload namespace doesn't match ClusterQueue selector"
@@ -746,6 +752,17 @@ class Engine:
         entry.targets = targets
         entry.message = assignment.message()
         return entry
+
+    def _scan_outdated(self, info: WorkloadInfo, cq_name: str) -> bool:
+        """Kueue's lastAssignmentOutdated (FlavorFungibilityPreserveScanProgress, on): a scan
+        position recorded two or more scheduling cycles ago is dropped, and the scan starts over
+        from the first flavor, once its ClusterQueue's generation moved on since. The scheduling
+        cycles are the cycles that pop a head (Kueue's schedule); a ClusterQueue's generation
+        (AllocatableResourceGeneration) is one more on every admission or eviction in it (the
+        cache's deleteWorkload, which the workload controller's update after an admission goes
+        through too). One from the cycle before is resumed whatever happened."""
+        cycle, generation = info.tried_at
+        return self.scheduling_cycle - cycle > 1 and self.generations.get(cq_name, 0) > generation
 
     def _ordered(self, entries: list[_Entry]):
         """Entries in processing order: classical, a sorted list; fair sharing re-ranks after
@@ -793,6 +810,8 @@ class Engine:
             if info is not None:
                 heads.append((info, name))
         self._evicted_now: list[WorkloadInfo] = []
+        if heads or quiet:
+            self.scheduling_cycle += 1
         if not heads:
             return quiet > 0
         entries: list[_Entry] = []
@@ -878,12 +897,12 @@ class Engine:
         if mode == A_NO_FIT:
             entry.reason = assignment.no_fit_reason
             entry.status = "nofit"
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             return False
         if mode == A_PREEMPT and not entry.targets:
             entry.reason = WAITING_FOR_QUOTA
             entry.status = "nocandidates"
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             if self._reserves(entry.cq):
                 reserve = self._reservation(assignment, node)
                 node.add_all(reserve)
@@ -896,7 +915,7 @@ class Engine:
             entry.status = "skipped"
             entry.message = "Workload has overlapping preemption targets with another workload"
             entry.reason = WAITING_FOR_QUOTA
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             return False
         with self.preemptor.without([*preempted.values(), *entry.targets]):
             fits = True
@@ -909,7 +928,7 @@ class Engine:
             entry.status = "skipped"
             entry.message = "Workload no longer fits after processing another workload"
             entry.reason = WAITING_FOR_QUOTA
-            self._remember_scan(info, assignment)
+            self._remember_scan(info, entry.cq, assignment)
             return False
         for target in entry.targets:
             preempted[target.info.key] = target
@@ -927,7 +946,7 @@ class Engine:
         entry.status = "admitted"
         return True
 
-    def _remember_scan(self, info: WorkloadInfo, assignment: Assignment) -> None:
+    def _remember_scan(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
         # tried for each resource that got one. A reused nomination gives the same position
         # (and the position is only ever replaced, never edited), so it is worked out once.
@@ -942,6 +961,9 @@ class Engine:
         info.last_tried = tried or None
         if tried:
             self._scanned.add(info)
+            # (the queue's generation as this cycle's snapshot had it: the only admission a
+            # queue can have in a cycle is its head's, which records no scan)
+            info.tried_at = (self.scheduling_cycle, self.generations.get(cq_name, 0))
 
     @staticmethod
     def _reservation(assignment: Assignment, node: QuotaNode) -> dict[FlavorResource, int]:
@@ -963,6 +985,7 @@ class Engine:
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
+        self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self._reserve_seq += 1
         info.cluster_queue = cq_name
         info.usage = dict(assignment.usage)
@@ -999,6 +1022,7 @@ class Engine:
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
+        self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)
         self.holders_print ^= hash((victim.key, cq_name))
@@ -1166,6 +1190,7 @@ class Engine:
             return
         node = self.nodes[info.cluster_queue]
         node.remove_all(info.usage)
+        self.generations[info.cluster_queue] = self.generations.get(info.cluster_queue, 0) + 1
         self.admitted[info.cluster_queue].pop(key, None)
         self.preemptor.untrack(info)
         info.holds_quota = False
@@ -1194,7 +1219,32 @@ class Engine:
             if queue.name in self._quiet:
                 self._wake(queue.name, self._moment_cycle)
             if queue.inadmissible or queue.bulk_moved:
-                queue.requeue_inadmissible()
+                queue.requeue_inadmissible(self._outside_selector(queue))
+
+    def _outside_selector(self, queue: _Queue) -> set[str] | None:
+        """The workloads set aside in `queue` whose namespace its ClusterQueue's selector does
+        not select: Kueue's requeue on a quota release (queueInadmissibleWorkloads) leaves them
+        in the inadmissible list, since no quota can change that answer. Back in the heap, such a
+        workload would take its queue's head for a cycle (in a StrictFIFO queue, ahead of every
+        younger workload) and be set aside again. (A rescan puts them back like everyone else:
+        Kueue's queue manager, starting, pushes every workload it is given.) None when the
+        selector selects every namespace."""
+        selector = self.state.cluster_queues[queue.name].namespace_selector
+        if selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions"):
+            return None
+        outside: set[str] = set()
+        for key, info in queue.inadmissible.items():
+            if not self._namespace_selected(queue.name, info.workload.namespace):
+                outside.add(key)
+        return outside
+
+    def _namespace_selected(self, cq_name: str, namespace: str) -> bool:
+        selected = (cq_name, namespace)
+        matches = self._selected.get(selected)
+        if matches is None:  # namespaces and selectors do not change during a run
+            matches = self._selected[selected] = _selector_matches(
+                self.state.cluster_queues[cq_name].namespace_selector, self.state.namespace_labels(namespace))
+        return matches
 
     def run_moment(self, repeats: int | None = None) -> None:
         """A moment of a live cluster (simulate): `rescan`, then `run` to quiescence. A queue

@@ -73,16 +73,19 @@ def test_generator_covers_every_feature_the_brief_names() -> None:
                 seen[f"queueing={spec.get('queueingStrategy')}"] += 1
             if o["kind"] == "Workload":
                 seen["several pod sets"] += len(spec["podSets"]) > 1
+                seen["misrouted workload"] += o["metadata"]["name"] == "wl-misrouted"
+                seen["reclaimer behind it"] += o["metadata"]["name"] == "wl-reclaimer"
                 seen["admitted"] += "status" in o
                 seen["pending"] += "status" not in o
         for word in ("borrowingLimit", "lendingLimit", "minCount", "nodeSelector", "tolerations", "nodeTaints",
-                     "fairSharing", "priorityClassRef", "weight"):
+                     "fairSharing", "priorityClassRef", "weight", "matchLabels", "matchExpressions"):
             seen[word] += word in text
         statuses.update(w["status"] for w in python_engine(text)["workloads"])
     wanted = ["three-level cohort tree", "cohort with quota", "several resource groups", "maxPriorityThreshold",
               "several pod sets", "admitted", "pending", "borrowingLimit", "lendingLimit", "minCount",
               "nodeSelector", "tolerations", "nodeTaints", "fairSharing", "priorityClassRef", "weight",
-              "queueing=StrictFIFO", "queueing=BestEffortFIFO", "borrowWithinCohort=LowerPriority"]
+              "queueing=StrictFIFO", "queueing=BestEffortFIFO", "borrowWithinCohort=LowerPriority",
+              "matchLabels", "matchExpressions", "misrouted workload", "reclaimer behind it"]
     wanted += [f"withinClusterQueue={p}" for p in ("Never", "LowerPriority", "LowerOrNewerEqualPriority")]
     wanted += [f"reclaimWithinCohort={p}" for p in ("Never", "LowerPriority", "Any")]
     assert [w for w in wanted if not seen[w]] == []

@@ -24,7 +24,7 @@ import yaml
 
 from compiler.quantity import format_units
 
-from .validity import fitting_flavor, pod_requests, quota_problems
+from .validity import fitting_flavor, pod_requests, quota_problems, selects
 
 V1BETA2 = "kueue.x-k8s.io/v1beta2"
 CONFIG_API = "config.kueue.x-k8s.io/v1beta1"
@@ -32,6 +32,11 @@ RESOURCES = ("cpu", "memory", "nvidia.com/gpu", "example.com/nic")
 BASE_TIME = 1_767_225_600  # 2026-01-01T00:00:00Z
 TAINTS = (("dedicated", "gpu", "NoSchedule"), ("spot", "true", "NoExecute"),
           ("maintenance", "soon", "PreferNoSchedule"), ("dedicated", "batch", "NoExecute"))
+# The share of worlds with a misrouted workload (see `_Generator.misrouted`), and the priority
+# that puts it and its reclaimer ahead of every other workload of their queue (the generated
+# ones have at most 1005): a StrictFIFO queue's head that never fits would keep them waiting.
+MISROUTED = 0.3
+PRIORITY_AHEAD = 2000
 
 
 def quantity(resource: str, amount: int) -> str:
@@ -58,6 +63,9 @@ class _Queue:
 class _Generator:
     def __init__(self, seed: int, index: int) -> None:
         self.r = random.Random(f"kueue-differential:{seed}:{index}")
+        # The misrouted workload's choices come from a stream of their own: the rest of a world
+        # is the one its seed gave before that part of the generator existed.
+        self.misrouted_r = random.Random(f"kueue-differential-misrouted:{seed}:{index}")
         self.objects: list[dict] = []
         self.flavors: dict[str, dict] = {}
         self.cohorts: dict[str, tuple[str | None, int]] = {}  # name -> parent, depth
@@ -81,6 +89,7 @@ class _Generator:
         self.priority_class_objects()
         self.local_queues()
         self.workloads()
+        self.misrouted()
         return self.objects
 
     def configuration(self) -> None:
@@ -288,7 +297,7 @@ class _Generator:
 
     def admit(self, doc: dict, queue: _Queue, offset: int) -> None:
         """status.admission on flavors the pods fit, if the quota allows it (validity.py)."""
-        if not _selected(queue.selector, self.namespaces[doc["metadata"]["namespace"]]):
+        if not selects(queue.selector, self.namespaces[doc["metadata"]["namespace"]]):
             return
         assignments = []
         for podset in doc["spec"]["podSets"]:
@@ -323,13 +332,119 @@ class _Generator:
             del doc["status"]
 
 
+    def misrouted(self) -> None:
+        """A reclaim behind a misrouted workload, in a share of worlds (MISROUTED):
+        * the misrouted workload: sent to a ClusterQueue of a cohort that does not select its
+          namespace (a LocalQueue in an unlabelled namespace pointing at a team's queue),
+          created before every other workload;
+        * a borrower: a workload of another queue of the cohort, created next, asking for the
+          cohort's unused cpu in the misrouted queue's first cpu flavor but the reclaimer's;
+        * the reclaimer: a workload of the misrouted queue from a namespace it selects, created
+          after the borrower, asking for that queue's unused nominal cpu there.
+        The queue reclaims from the cohort more often than not and is StrictFIFO half the time.
+        Kueue sets the misrouted workload aside for good once it was its queue's head: a quota
+        release in the cohort does not requeue it (queueInadmissibleWorkloads skips a namespace
+        the selector does not match). The borrower takes the quota the reclaimer's queue leaves
+        unused the cycle its head is the misrouted one, the reclaimer preempts it; requeued by
+        that eviction, the misrouted workload would take its queue's head the next cycle: ahead
+        of the reclaimer in a StrictFIFO queue (the borrower takes the quota back and the two go
+        round), or while the freed quota is shared out. Random worlds drew that about twice in
+        10,000. The rest of the world is as random as ever: it gets in the way as often as not."""
+        m = self.misrouted_r
+        if not m.random() < MISROUTED:
+            return
+        in_cohort = [q for q in self.queues if q.cohort is not None]
+        # (a queue with a cohort-mate that has quota in its first cpu flavor, where there is one)
+        candidates = [q for q in in_cohort if any(other is not q and other.cohort == q.cohort and
+                                                  (_first_cpu_flavor(q), "cpu") in other.quota
+                                                  for other in self.queues)] or in_cohort
+        if not candidates:
+            return
+        queue = m.choice(candidates)
+        spec = next(o["spec"] for o in self.objects
+                    if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == queue.name)
+        if not queue.selector:
+            # every generated namespace has a team label: they all stay selected
+            queue.selector = spec["namespaceSelector"] = {
+                "matchExpressions": [{"key": "team", "operator": "Exists"}]}
+        if m.random() < 0.5:
+            spec["queueingStrategy"] = "StrictFIFO"
+        if m.random() < 0.7:
+            policy = dict(spec.get("preemption") or {})
+            policy["reclaimWithinCohort"] = m.choice(["Any", "LowerPriority"])
+            spec["preemption"] = policy
+        namespace = "ns-misrouted"
+        self.namespaces[namespace] = {}
+        self.objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        self.objects.append({"apiVersion": V1BETA2, "kind": "LocalQueue",
+                             "metadata": {"name": f"lq-{queue.name}", "namespace": namespace},
+                             "spec": {"clusterQueue": queue.name}})
+        # offset 0: older than every other workload (theirs are drawn from 1-999)
+        self.objects.append(_pending("wl-misrouted", namespace, queue, 0, 1, None, PRIORITY_AHEAD))
+        flavor = _first_cpu_flavor(queue)
+        used = {int(o["metadata"]["uid"].rsplit("-", 1)[1]) for o in self.objects if o["kind"] == "Workload"}
+        early = sorted(m.sample([o for o in range(1, 1000) if o not in used][:30], 2))
+        unused = {q.name: q.quota.get((flavor, "cpu"), (0, None, None))[0] - self._held(q.name, flavor)
+                  for q in self.queues if q.cohort == queue.cohort}
+        reclaimer = unused[queue.name]
+        lenders = [q for q in self.queues if q.cohort == queue.cohort and q is not queue
+                   and (flavor, "cpu") in q.quota]
+        if reclaimer <= 0:
+            return
+        lender = m.choice(lenders) if lenders else None
+        ns = self._selected_namespace(lender, m) if lender is not None else None
+        borrower = sum(max(0, v) for v in unused.values()) + self.cohort_quota[queue.cohort].get(
+            (flavor, "cpu"), 0) - reclaimer + 1
+        if ns is not None and borrower > 0:
+            self.objects.append(_pending("wl-borrower", ns, lender, early[0], borrower, self.flavors[flavor],
+                                         PRIORITY_AHEAD - 1))
+        ns = self._selected_namespace(queue, m)
+        if ns is not None:
+            self.objects.append(_pending("wl-reclaimer", ns, queue, early[1], reclaimer, self.flavors[flavor],
+                                         PRIORITY_AHEAD))
+
+    def _held(self, queue: str, flavor: str) -> int:
+        """The cpu in `flavor` that the workloads holding quota in `queue` use."""
+        total = 0
+        for o in self.objects:
+            admission = (o.get("status") or {}).get("admission") if o["kind"] == "Workload" else None
+            if admission and admission["clusterQueue"] == queue:
+                for psa in admission["podSetAssignments"]:
+                    if psa["flavors"].get("cpu") == flavor:
+                        total += int(psa["resourceUsage"]["cpu"])
+        return total
+
+    def _selected_namespace(self, queue: _Queue, m: random.Random) -> str | None:
+        names = sorted(o["metadata"]["namespace"] for o in self.objects
+                       if o["kind"] == "LocalQueue" and o["spec"]["clusterQueue"] == queue.name
+                       and selects(queue.selector, self.namespaces[o["metadata"]["namespace"]]))
+        return m.choice(names) if names else None
+
+
+def _first_cpu_flavor(queue: _Queue) -> str:
+    return next(fs[0] for covered, fs in queue.groups if "cpu" in covered)  # every queue covers cpu
+
+
+def _pending(name: str, ns: str, queue: _Queue, offset: int, cpu: int, flavor: dict | None,
+             priority: int) -> dict:
+    """A pending workload of one pod asking for `cpu`, on `flavor` (its pool label, its taints
+    tolerated) when one is named."""
+    pod: dict = {"containers": [{"name": "c", "image": "busybox",
+                                 "resources": {"requests": {"cpu": quantity("cpu", cpu)}}}]}
+    if flavor is not None:
+        pod["nodeSelector"] = {"pool": flavor["nodeLabels"]["pool"]}
+        if flavor.get("nodeTaints"):
+            pod["tolerations"] = [{"key": t["key"], "operator": "Exists"} for t in flavor["nodeTaints"]]
+    return {"apiVersion": V1BETA2, "kind": "Workload",
+            "metadata": {"name": name, "namespace": ns, "uid": f"00000000-0000-4000-8000-{offset:012d}",
+                         "creationTimestamp": timestamp(offset)},
+            "spec": {"queueName": f"lq-{queue.name}", "priority": priority,
+                     "podSets": [{"name": "main", "count": 1, "template": {"spec": pod}}]}}
+
+
 def _split(items: list, cuts: list[int]) -> list[list]:
     bounds = [0, *cuts, len(items)]
     return [items[a:b] for a, b in zip(bounds, bounds[1:])]
-
-
-def _selected(selector: dict, labels: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
 
 
 def world(seed: int, index: int) -> list[dict]:
