@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from compiler.clikit import emit_json, format_option, handles_errors
+from compiler.sandbox.lifecycle import DEFAULT_JOB_CRDS
 
 dir_option = click.option(
     "--dir", "root", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -30,7 +31,7 @@ def sandbox() -> None:
 @click.option("--out", "tree", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="A compiled cluster folder (out/<cluster>) to apply and wait for; its Kueue "
                    "Configuration is the manager's.")
-@click.option("--job-crds", default="jobsets.jobset.x-k8s.io", show_default=True, metavar="NAMES",
+@click.option("--job-crds", default=",".join(DEFAULT_JOB_CRDS), show_default=True, metavar="NAMES",
               help="Comma-separated CRD names of the job kinds to install beside Kueue's "
                    "(e.g. pytorchjobs.kubeflow.org), or `all` (each costs the API server about a second).")
 @handles_errors

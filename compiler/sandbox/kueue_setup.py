@@ -21,15 +21,15 @@ from typing import Any
 
 import yaml
 
-from compiler import codes
+from compiler import codes, yamlio
 from compiler.errors import Diagnostic, InputError, SourcePosition
+from compiler.evaluator import configuration_forms
 from compiler.kueue_config import default_configuration
 
 KUEUE_NAMESPACE = "kueue-system"
 # The kueueVersion whose default Configuration the sandbox's manager starts from when the tree
 # ships none (the release `make sandbox` builds).
 SANDBOX_KUEUE_VERSION = "0.19"
-CONFIGURATION_KEY = "controller_manager_config.yaml"
 CONFIG_PATCH = Path("kueue-config") / "kueue-manager-config.patch.yaml"
 # Kueue serves these from files at fixed paths when internal cert management is off. The
 # visibility server (/visibility/tls.*) is switched off; the metrics one cannot be (main.go
@@ -92,27 +92,25 @@ def webhook_configurations(webhook_file: Path, endpoints: Endpoints, ca_pem: byt
     return out
 
 
-def _unreadable(path: Path, message: str) -> InputError:
-    return InputError([Diagnostic(codes.EVAL_UNREADABLE, message, SourcePosition(str(path)))])
-
-
 def tree_configuration(tree: Path | None) -> tuple[dict, str]:
     """The Kueue Configuration a compiled cluster folder carries, and where it came from.
 
-    The compiler ships it as the kueue-config component's ConfigMap patch; a tree without one
-    runs Kueue's default Configuration, as a cluster installed from Kueue's release would."""
+    The compiler ships it as the kueue-config component's ConfigMap patch, read here as
+    `evaluate` reads every form (configuration_forms); a tree without one runs Kueue's default
+    Configuration, as a cluster installed from Kueue's release would."""
     patch = tree / CONFIG_PATCH if tree is not None else None
     if patch is None or not patch.is_file():
         return default_configuration(SANDBOX_KUEUE_VERSION) or {}, f"Kueue {SANDBOX_KUEUE_VERSION}'s default"
+    where = SourcePosition(str(patch))
     try:
-        configmap = yaml.safe_load(patch.read_text(encoding="utf-8"))
-        text = configmap["data"][CONFIGURATION_KEY]
-        configuration = yaml.safe_load(text)
-    except (yaml.YAMLError, KeyError, TypeError) as error:
-        raise _unreadable(patch, f"not a ConfigMap holding {CONFIGURATION_KEY}: {error}") from None
-    if not isinstance(configuration, dict):
-        raise _unreadable(patch, f"{CONFIGURATION_KEY} does not hold a Kueue Configuration")
-    return configuration, str(patch)
+        doc = yamlio.load(patch.read_text(encoding="utf-8"))
+    except yamlio.YamlError as error:
+        raise InputError([Diagnostic(codes.EVAL_UNREADABLE, error.message,
+                                     SourcePosition(str(patch), error.line, error.column))]) from None
+    if not isinstance(doc, dict) or configuration_forms.embedded_text(doc) is None:
+        raise InputError([Diagnostic(codes.EVAL_UNREADABLE,
+                                     f"not a ConfigMap holding {configuration_forms.CONFIGMAP_KEY}", where)])
+    return configuration_forms.unwrap(doc, where, str(patch)), str(patch)
 
 
 def manager_configuration(base: dict, endpoints: Endpoints, cert_dir: Path) -> dict:

@@ -13,6 +13,7 @@ fails leaves no process behind. `down` stops the servers (newest first) and remo
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -86,7 +87,6 @@ def _free_ports(count: int) -> list[int]:
 
 
 def _kubeconfig(server: str, pki: Pki) -> dict:
-    import base64
     return {
         "apiVersion": "v1", "kind": "Config", "current-context": "kueue-policy-sandbox",
         "clusters": [{"name": "kueue-policy-sandbox", "cluster": {
@@ -274,8 +274,7 @@ def _manager_argv(artifacts: Artifacts, workdir: Workdir, config: Path, pki: Pki
 
 
 def _start_manager(servers: _Servers, artifacts: Artifacts, endpoints: kueue_setup.Endpoints,
-                   pki: Pki, tree: Path | None) -> str:
-    base, source = kueue_setup.tree_configuration(tree)
+                   pki: Pki, base: dict) -> None:
     configuration = kueue_setup.manager_configuration(base, endpoints, pki.webhook.cert.parent)
     config = servers.workdir.kueue / "controller_manager_config.yaml"
     config.write_text(yaml.safe_dump(configuration, sort_keys=False), encoding="utf-8")
@@ -283,7 +282,6 @@ def _start_manager(servers: _Servers, artifacts: Artifacts, endpoints: kueue_set
     wait_for("Kueue's manager to be ready",
              lambda: _http_ok(f"http://127.0.0.1:{endpoints.health_port}/readyz"),
              timeout=START_TIMEOUT, failed=servers.failure)
-    return source
 
 
 def _webhooks_effective(client: ApiClient) -> bool | None:
@@ -384,6 +382,7 @@ def up(root: Path, tree: Path | None = None, *, job_crds: tuple[str, ...] = DEFA
     began = time.monotonic()
     artifacts = find_artifacts()
     artifacts.job_crd_files(job_crds)   # an unknown name fails before anything starts
+    base, source = kueue_setup.tree_configuration(tree)   # and so does an unreadable Configuration
     if tree is not None and not tree.is_dir():
         raise ValueError(f"{tree}: no such compiled cluster folder")   # the CLI checks first
     workdir = Workdir(root.resolve())
@@ -405,7 +404,7 @@ def up(root: Path, tree: Path | None = None, *, job_crds: tuple[str, ...] = DEFA
             progress("Kueue's CRDs")
             _install_crds(servers, client, artifacts, endpoints, pki, job_crds)
             progress("Kueue's manager")
-            source = _start_manager(servers, artifacts, endpoints, pki, tree)
+            _start_manager(servers, artifacts, endpoints, pki, base)
             progress("Kueue's webhooks")
             _install_webhooks(servers, client, artifacts, endpoints, pki)
             if tree is not None:

@@ -158,3 +158,15 @@ def test_an_interrupted_up_stops_what_it_started(tmp_path: Path) -> None:
     records = recorded_processes(folder)
     assert records and none_running(records)
     assert run_cli("sandbox", "down", "--dir", str(folder)).returncode == 0
+
+
+def test_an_unreadable_configuration_in_the_tree_fails_before_anything_starts(tmp_path: Path) -> None:
+    patch = tmp_path / "tree" / "kueue-config" / "kueue-manager-config.patch.yaml"
+    patch.parent.mkdir(parents=True)
+    patch.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config}\n"
+                     "data:\n  controller_manager_config.yaml: |\n    kind: NotAConfiguration\n")
+    folder = tmp_path / "sandbox"
+    done = run_cli("sandbox", "up", "--dir", str(folder), "--out", str(tmp_path / "tree"))
+    assert done.returncode == 1, done.stderr
+    assert "kueue-manager-config.patch.yaml" in done.stderr and "does not hold a Kueue Configuration" in done.stderr
+    assert "Traceback" not in done.stderr and not folder.exists()

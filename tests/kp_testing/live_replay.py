@@ -13,6 +13,7 @@ resolution.
 from __future__ import annotations
 
 import datetime
+import json
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -55,7 +56,6 @@ def _complete(cluster: LiveCluster, job: ReplayJob) -> None:
              "lastProbeTime": now, "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"},
             {"type": "Complete", "status": "True", "lastTransitionTime": now, "lastProbeTime": now,
              "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"}]}}
-    import json
     cluster.kubectl("patch", "job", job.job_name, "-n", job.namespace, "--subresource=status",
                     "--type=merge", "-p", json.dumps(status))
 

@@ -54,10 +54,6 @@ class LiveQuota:
     """What the live API server holds, read once after the tree is applied."""
 
     nominal: dict[str, dict[str, dict[str, Fraction]]]       # queue -> flavor -> resource -> quota
-    borrowing_limit: dict[str, dict[str, dict[str, Fraction | None]]]
-    cohort_of: dict[str, str | None]                        # queue -> cohort
-    cohort_parent: dict[str, str | None]
-    cohort_quota: dict[str, dict[str, dict[str, Fraction]]]  # cohort -> flavor -> resource -> quota
     local_queue: dict[str, tuple[str, str]]                  # queue -> (namespace, LocalQueue)
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # flavor -> nodeLabels
     claim_templates: dict[str, list[dict]] = field(default_factory=dict)   # namespace -> templates
@@ -69,25 +65,14 @@ def _quantities(resources: list[dict], key: str) -> dict[str, Fraction | None]:
 
 
 def read_live_quota(cluster: LiveCluster, deviceclass_mappings: list[dict]) -> LiveQuota:
-    nominal, limits, cohort_of = {}, {}, {}
+    nominal = {}
     for queue in cluster.items("clusterqueues"):
         name = queue["metadata"]["name"]
-        cohort_of[name] = queue["spec"].get("cohortName")
-        nominal[name], limits[name] = {}, {}
+        nominal[name] = {}
         for group in queue["spec"].get("resourceGroups") or []:
             for flavor in group["flavors"]:
                 nominal[name][flavor["name"]] = {r: q or Fraction(0) for r, q in
                                                  _quantities(flavor["resources"], "nominalQuota").items()}
-                limits[name][flavor["name"]] = _quantities(flavor["resources"], "borrowingLimit")
-    parents, cohort_quota = {}, {}
-    for cohort in cluster.items("cohorts"):
-        name = cohort["metadata"]["name"]
-        parents[name] = cohort["spec"].get("parentName")
-        cohort_quota[name] = {}
-        for group in cohort["spec"].get("resourceGroups") or []:
-            for flavor in group["flavors"]:
-                cohort_quota[name][flavor["name"]] = {r: q or Fraction(0) for r, q in
-                                                      _quantities(flavor["resources"], "nominalQuota").items()}
     local = {}
     for queue in sorted(cluster.items("localqueues"), key=lambda q: (q["metadata"]["namespace"], q["metadata"]["name"])):
         local.setdefault(queue["spec"]["clusterQueue"], (queue["metadata"]["namespace"], queue["metadata"]["name"]))
@@ -97,7 +82,7 @@ def read_live_quota(cluster: LiveCluster, deviceclass_mappings: list[dict]) -> L
     classes = {name: mapping["name"] for mapping in deviceclass_mappings for name in mapping["deviceClassNames"]}
     labels = {flavor["metadata"]["name"]: flavor["spec"].get("nodeLabels") or {}
               for flavor in cluster.items("resourceflavors")}
-    return LiveQuota(nominal, limits, cohort_of, parents, cohort_quota, local, labels, templates, classes)
+    return LiveQuota(nominal, local, labels, templates, classes)
 
 
 def declared_jobs(policy: Path) -> list[DeclaredJob]:

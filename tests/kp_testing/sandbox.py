@@ -90,11 +90,8 @@ def compile_tree(policy: Path, out: Path) -> Path:
 
 def mappings(tree: Path) -> list[dict]:
     """The deviceClassMappings of the Kueue Configuration a compiled tree ships."""
-    patch = tree / "kueue-config" / "kueue-manager-config.patch.yaml"
-    if not patch.is_file():
-        return []
-    configmap = yaml.safe_load(patch.read_text())
-    configuration = yaml.safe_load(configmap["data"]["controller_manager_config.yaml"])
+    from compiler.sandbox.kueue_setup import tree_configuration
+    configuration, _source = tree_configuration(tree)
     return (configuration.get("resources") or {}).get("deviceClassMappings") or []
 
 
@@ -107,16 +104,6 @@ def wait_until(what: str, probe: Callable[[], T | None], timeout: float = 60.0, 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
         time.sleep(interval)
-
-
-def _pids_running(folder: Path) -> list[str]:
-    from compiler.sandbox.processes import is_running
-    state_file = folder / "sandbox.json"
-    if not state_file.is_file():
-        return []
-    state = json.loads(state_file.read_text())
-    return [record["name"] for record in state["processes"]
-            if is_running(record["pid"], record["start_time"])]
 
 
 def recorded_processes(folder: Path) -> list[dict]:
