@@ -34,6 +34,8 @@ KUEUE_WORDS = {
         "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor on-demand, previously "
         "considered podsets requests (0) + current podset request (4) > maximum capacity (2), untolerated taint "
         "{spot true NoSchedule <nil>} in flavor spot",
+    ("scan-position-rerecorded-is-resumed", "ns/scanning", "reason"):
+        "couldn't assign flavors to pod set main: untolerated taint {dedicated  NoSchedule <nil>} in flavor tainted",
     ("invalid-workloads", "ns/negative", "reason"):
         'spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be '
         "greater than or equal to 0",
