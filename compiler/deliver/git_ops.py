@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
-from compiler import codes
-from compiler.errors import Diagnostic, EnvironmentFailure, PolicyError
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, EnvironmentFailure, PolicyError
 
 BOT_NAME = "kueue-policy[bot]"
 BOT_EMAIL = "kueue-policy-bot@users.noreply.github.com"

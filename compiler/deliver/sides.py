@@ -13,7 +13,7 @@ import git
 
 from compiler.deliver import git_ops
 from compiler.deliver.semantic_diff import CompiledSide
-from compiler.errors import PolicyError
+from compiler.core.errors import PolicyError
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 REPORT_FILE = "report.json"
@@ -25,7 +25,7 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str,
 
     A revision where the policy folder does not exist yet compiles to nothing (every cluster
     then shows as added), so the first policy commit diffs cleanly against its parent."""
-    from compiler.pipeline import PolicySource, compile_policy
+    from compiler.stages.pipeline import PolicySource, compile_policy
 
     label = "working tree" if revision is git_ops.WORKING_TREE else revision
     files = git_ops.files_at(repo, revision, policy_folder, POLICY_SUFFIXES)
@@ -60,7 +60,7 @@ def compile_pair(repo: git.Repo, base: str, head: str | None, policy_folder: str
 def source_at_revision(files: dict[str, bytes], policy_folder: str):
     """A PolicySource whose display paths are the ones `compile <folder>` shows (`policies/a.yaml`),
     so that generated headers and report paths do not differ between a revision and the disk."""
-    from compiler.pipeline import PolicySource
+    from compiler.stages.pipeline import PolicySource
 
     return PolicySource.from_files(files, label=PurePosixPath(policy_folder).name)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.quantity import QuantityError, to_units
+from compiler.core.quantity import QuantityError, to_units
 
 
 class PodSpecProblem(ValueError):

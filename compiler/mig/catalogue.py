@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from compiler import yamlio
+from compiler.core import yamlio
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 

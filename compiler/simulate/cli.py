@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from compiler import codes
-from compiler.clikit import console as terminal_console, emit_json, format_option, handles_errors, progress
-from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
-from compiler.pipeline import PolicySource
+from compiler.core import codes
+from compiler.cli.common import console as terminal_console, emit_json, format_option, handles_errors, progress
+from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
+from compiler.stages.pipeline import PolicySource
 from compiler.simulate import synth
 from compiler.simulate.trace import MAX_DURATION
 from compiler.simulate.compare import compare, human_duration

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compiler.errors import EnvironmentFailure
+from compiler.core.errors import EnvironmentFailure
 from compiler.simulate.driver import SimulationRun
-from compiler.quota_tree import outline
+from compiler.stages.quota_diagram import outline
 from compiler.simulate.metrics import GPU, percentile
-from compiler.templating import render_text
+from compiler.core.templating import render_text
 
 MAX_SERIES = 12        # busiest teams drawn on their own; the rest are summed as "others"
 MAX_POINTS = 800       # time points: every change, thinned evenly beyond this

@@ -32,11 +32,11 @@ from typing import Annotated, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
-from compiler import codes
-from compiler.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
-from compiler.load import PolicySourceFile, load_file
-from compiler.policy import DeclaredWorkload, DnsLabel
-from compiler.validate import report_model_errors
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
+from compiler.language.load import PolicySourceFile, load_file
+from compiler.language.policy import DeclaredWorkload, DnsLabel
+from compiler.language.validate import report_model_errors
 
 MAX_JOBS = 1_000_000
 MAX_AT = 10**10          # seconds from the trace's start (about 317 years)

@@ -1,4 +1,4 @@
-"""Two computations side by side (compiler/forked.py): the outcomes of one after the other."""
+"""Two computations side by side (compiler/runtime/parallel.py): the outcomes of one after the other."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from compiler import forked
-from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
+from compiler.runtime import parallel as forked
+from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
 
 
 @pytest.fixture

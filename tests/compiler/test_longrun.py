@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from compiler.longrun import YOUNG_THRESHOLD, few_collections
+from compiler.runtime.garbage_collection import YOUNG_THRESHOLD, few_collections
 
 
 @pytest.fixture(autouse=True)

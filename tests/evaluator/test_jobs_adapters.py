@@ -223,7 +223,7 @@ def test_role_hash_is_kueues() -> None:
     # Kueue's utilpod.GenerateRoleHash of these specs (computed with its Go code)
     from compiler.evaluator.jobs.base import JobObject
     from compiler.evaluator.jobs.pod import role_hash
-    from compiler.quantity import canonical_quantity
+    from compiler.core.quantity import canonical_quantity
     assert [canonical_quantity(q) for q in ("1", "1000m", "1.5", "2048Mi", "1000", "100M", "0.5Gi", "1e3")] == \
         ["1", "1", "1500m", "2Gi", "1k", "100M", "512Mi", "1e3"]
     # one container requesting cpu "1": Kueue names this role dc85db45 (kueue-oracle

@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Generic, TypeVar
 
-from compiler.errors import KueuePolicyError
+from compiler.core.errors import KueuePolicyError
 
 WORKERS_ENV = "KUEUE_POLICY_WORKERS"
 

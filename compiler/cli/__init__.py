@@ -6,15 +6,16 @@ import importlib
 
 import click
 
-from compiler import __version__, codes
+from compiler import __version__
+from compiler.core import codes
 
 # Each command lives beside the stage it drives and is imported only when it runs: `evaluate`
 # need not load the compiler's templates and schemas, nor `compile` GitPython. (`--help` lists
 # them all, so it imports them all.)
 COMMANDS = {
-    "validate": ("compiler.cli_policy", "validate"),
-    "compile": ("compiler.cli_policy", "compile_command"),
-    "check": ("compiler.cli_policy", "check"),
+    "validate": ("compiler.stages.cli", "validate"),
+    "compile": ("compiler.stages.cli", "compile_command"),
+    "check": ("compiler.stages.cli", "check"),
     "evaluate": ("compiler.evaluator.cli", "evaluate"),
     "plan-mig": ("compiler.mig.cli", "plan_mig"),
     "devices": ("compiler.dra.cli", "devices"),
@@ -22,7 +23,7 @@ COMMANDS = {
     "trace": ("compiler.simulate.cli", "trace"),
     "diff": ("compiler.deliver.cli", "diff"),
     "pr": ("compiler.deliver.cli", "pr"),
-    "schema": ("compiler.schema_cli", "schema"),
+    "schema": ("compiler.language.cli", "schema"),
     "sandbox": ("compiler.sandbox.cli", "sandbox"),
 }
 

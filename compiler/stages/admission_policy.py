@@ -18,7 +18,7 @@ fallback docs/concepts.md describes).
 
 from __future__ import annotations
 
-from compiler.templating import render_object
+from compiler.core.templating import render_object
 
 GROUP = "admissionregistration.k8s.io"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"

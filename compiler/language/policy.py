@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
-from compiler.quantity import QUANTITY_PATTERN, QuantityError, Wording, parse_quantity
+from compiler.core.quantity import QUANTITY_PATTERN, QuantityError, Wording, parse_quantity
 
 API_VERSION = "kueue-policy/v1alpha1"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"

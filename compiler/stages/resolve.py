@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from compiler import codes
+from compiler.core import codes
 from compiler.dra.classes import check_dra_version
-from compiler.errors import DiagnosticSink
+from compiler.core.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
-from compiler.parents import cycles
-from compiler.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
-from compiler.policy import Preemption
-from compiler.quantity import parse_quantity
-from compiler.validate import Located, ValidatedPolicy
+from compiler.core.parent_cycles import cycles
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.language.policy import Preemption
+from compiler.core.quantity import parse_quantity
+from compiler.language.validate import Located, ValidatedPolicy
 
 
 def _check_unique(items, name_of, position_of, what: str, sink: DiagnosticSink) -> None:

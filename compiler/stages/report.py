@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.admissibility import Verdict
-from compiler.build import BuildResult
-from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster
-from compiler.plan import Placement
-from compiler.humanize import reason_markdown, teams_by_name
-from compiler.quota_tree import mermaid
-from compiler.templating import render_text
+from compiler.stages.admissibility import Verdict
+from compiler.stages.build import BuildResult
+from compiler.stages.resolved_model import GPU_RESOURCE, ResolvedCluster
+from compiler.stages.plan import Placement
+from compiler.core.humanize import reason_markdown, teams_by_name
+from compiler.stages.quota_diagram import mermaid
+from compiler.core.templating import render_text
 
 
 def _mig_summary(plan) -> str:

@@ -17,19 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from compiler import admissibility, codes
-from compiler.admissibility import NEVER, Verdict
-from compiler.build import BuildResult, BuiltObject, add_priority_policies, build
-from compiler.emit import json_file, yaml_file
-from compiler.gitops_wiring import codeowners, gitops_cluster, gitops_files
-from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
-from compiler.kueue_config import add_kueue_config, default_configuration, split_configurations
-from compiler.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
-from compiler.resolved_model import ResolvedCluster
-from compiler.plan import Placement, plan
-from compiler.report import build_report, render_markdown
-from compiler.resolve import resolve
-from compiler.validate import validate_documents
+from compiler.stages import admissibility
+from compiler.core import codes
+from compiler.stages.admissibility import NEVER, Verdict
+from compiler.stages.build import BuildResult, BuiltObject, add_priority_policies, build
+from compiler.stages.emit import json_file, yaml_file
+from compiler.stages.gitops_wiring import codeowners, gitops_cluster, gitops_files
+from compiler.core.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
+from compiler.stages.kueue_config import add_kueue_config, default_configuration, split_configurations
+from compiler.language.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
+from compiler.stages.resolved_model import ResolvedCluster
+from compiler.stages.plan import Placement, plan
+from compiler.stages.report import build_report, render_markdown
+from compiler.stages.resolve import resolve
+from compiler.language.validate import validate_documents
 from compiler.verify import verify_objects
 
 

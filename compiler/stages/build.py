@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
-from compiler import admission_policy
+from compiler.stages import admission_policy
 from compiler.dra.classes import build_dra_objects
-from compiler.errors import SourcePosition
+from compiler.core.errors import SourcePosition
 from compiler.mig.catalogue import mig_resource_name
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
-from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
-from compiler.plan import Placement
-from compiler.quantity import format_quantity, parse_quantity, round_cpu, round_memory
-from compiler.templating import render_object
+from compiler.stages.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.stages.plan import Placement
+from compiler.core.quantity import format_quantity, parse_quantity, round_cpu, round_memory
+from compiler.core.templating import render_object
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
 
@@ -41,7 +41,7 @@ class Origin:
     """The policy node an object comes from. The line is looked up only when asked for: a valid
     policy never needs it, and looking it up costs a round-trip parse of the file."""
 
-    located: Any  # compiler.validate.Located
+    located: Any  # compiler.language.validate.Located
     node_path: tuple
 
     @property
@@ -433,7 +433,7 @@ class ClusterBuilder:
 
     def priority_policies(self, frameworks: list[str] | None) -> list[BuiltObject]:
         """The MutatingAdmissionPolicy (and binding) per team with a priority, where the cluster's
-        Kubernetes serves the kind (compiler/admission_policy.py); none otherwise."""
+        Kubernetes serves the kind (compiler/stages/admission_policy.py); none otherwise."""
         spec = self.cluster.spec
         version = admission_policy.api_version(spec.kubernetesVersion, spec.featureGates)
         if version is None:
@@ -508,7 +508,7 @@ class ClusterBuilder:
         if spec.fairSharing.enabled:
             fragment["fairSharing"] = {"preemptionStrategies": list(spec.fairSharing.preemptionStrategies)}
         if fragment:
-            # The component itself (merged into the user's or Kueue's Configuration) is compiler/kueue_config.py's.
+            # The component itself (merged into the user's or Kueue's Configuration) is compiler/stages/kueue_config.py's.
             result.kueue_config_fragment = fragment
         self._mig_side(result)
 
@@ -561,7 +561,7 @@ def build(cluster: ResolvedCluster, placement: Placement) -> BuildResult:
 
 def add_priority_policies(built: BuildResult, cluster: ResolvedCluster, placement: Placement,
                           default_configuration: dict | None) -> None:
-    """After the Kueue Configuration is known (compiler/kueue_config.py): its integrations decide
+    """After the Kueue Configuration is known (compiler/stages/kueue_config.py): its integrations decide
     which kinds the policies match; the shipped one, else Kueue's default for the version."""
     configuration = built.kueue_configuration or default_configuration or {}
     integrations = configuration.get("integrations") if isinstance(configuration, dict) else None

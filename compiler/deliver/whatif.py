@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler import codes
-from compiler.errors import Diagnostic, InputError, SourcePosition
-from compiler.pipeline import PolicySource
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, InputError, SourcePosition
+from compiler.stages.pipeline import PolicySource
 from compiler.simulate.compare import compare, human_duration, show
 from compiler.simulate.runner import simulate_both
 
@@ -37,9 +37,9 @@ class WhatIfResult:
 def traces_of(source: PolicySource) -> dict[str, str]:
     """cluster name -> whatIf.trace, for the clusters of a policy that ask for a what-if (read
     and validated only: the compile that follows reports any other problem)."""
-    from compiler.errors import DiagnosticSink
-    from compiler.load import load_sources
-    from compiler.validate import validate_documents
+    from compiler.core.errors import DiagnosticSink
+    from compiler.language.load import load_sources
+    from compiler.language.validate import validate_documents
 
     policy = validate_documents(load_sources(source.files, DiagnosticSink()), DiagnosticSink())
     return {c.model.metadata.name: c.model.spec.whatIf.trace for c in policy.clusters

@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.build import CPU, MEMORY, BuildResult, cpu_memory_with, format_amount
+from compiler.stages.build import CPU, MEMORY, BuildResult, cpu_memory_with, format_amount
 from compiler.evaluator import evaluate, load_manifests
 from compiler.mig.catalogue import mig_resource_name
-from compiler.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
-from compiler.plan import Placement
-from compiler.quantity import parse_quantity
+from compiler.stages.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.stages.plan import Placement
+from compiler.core.quantity import parse_quantity
 
 GUARANTEED, BORROWING, NEVER = "guaranteed", "borrowing", "never"
 

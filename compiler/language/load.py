@@ -1,6 +1,6 @@
 """Stage 1, load: policy files -> plain YAML data with the position of every node.
 
-The YAML itself is read by `compiler.yamlio` (libyaml, YAML 1.2 core scalars, duplicate keys
+The YAML itself is read by `compiler.core.yamlio` (libyaml, YAML 1.2 core scalars, duplicate keys
 refused); the position of every node is read by the same parser, on demand, when a diagnostic
 needs one. A syntax error is worded the way people know it (ruamel.yaml's wording), at its place.
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping
 
-from compiler import codes, yamlio
-from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosition
+from compiler.core import codes, yamlio
+from compiler.core.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosition
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 # A policy file is written by hand; anything this large is a mistake (or an attack).

@@ -13,10 +13,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.errors import EnvironmentFailure
+from compiler.core.errors import EnvironmentFailure
 
 ORACLE_ENV = "KUEUE_ORACLE"
-# The repository layout: compiler/evaluator/kueue_engine.py -> <repo>/oracle/bin/kueue-oracle.
+# The repository layout: compiler/evaluator/oracle_client.py -> <repo>/oracle/bin/kueue-oracle.
 DEFAULT_ORACLE = Path(__file__).resolve().parents[2] / "oracle" / "bin" / "kueue-oracle"
 
 

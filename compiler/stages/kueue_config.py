@@ -27,12 +27,12 @@ from typing import Any
 
 import yaml
 
-from compiler import codes
-from compiler.build import WAVE_FOUNDATION, BuildResult, BuiltObject, Origin
+from compiler.core import codes
+from compiler.stages.build import WAVE_FOUNDATION, BuildResult, BuiltObject, Origin
 from compiler.dra.classes import kueue_config_patch
-from compiler.emit import yaml_file
-from compiler.errors import DiagnosticSink, SourcePosition
-from compiler.load import LoadedDocument
+from compiler.stages.emit import yaml_file
+from compiler.core.errors import DiagnosticSink, SourcePosition
+from compiler.language.load import LoadedDocument
 
 CONFIG_GROUP = "config.kueue.x-k8s.io/"
 V1BETA1, V1BETA2 = CONFIG_GROUP + "v1beta1", CONFIG_GROUP + "v1beta2"

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.errors import Diagnostic
-from compiler.quantity import QuantityError, parse_quantity
+from compiler.core.errors import Diagnostic
+from compiler.core.quantity import QuantityError, parse_quantity
 
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"

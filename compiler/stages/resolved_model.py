@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from compiler.mig.catalogue import GpuModel, load_catalogue
-from compiler.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
-from compiler.validate import Located
+from compiler.language.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
+from compiler.language.validate import Located
 
 GPU_RESOURCE = "nvidia.com/gpu"
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import jinja2
 
-from compiler import yamlio
+from compiler.core import yamlio
 
 # `compiler/templates` links to the repository's top-level templates/, so a checkout and an
 # installed wheel (where the link's files are packaged as package data) find the same files.
-TEMPLATES_DIR = Path(__file__).parent / "templates"
+TEMPLATES_DIR = Path(__file__).parent.parent / "templates"
 
 # A private-use character: no template's own text holds it, and YAML reads it as itself.
 _MARK = "\ue000"

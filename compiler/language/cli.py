@@ -1,6 +1,6 @@
 """`kueue-policy schema`: the policy language as JSON Schema, generated from the typed models.
 
-The models in compiler/policy.py are the one definition of the language; this command only
+The models in compiler/language/policy.py are the one definition of the language; this command only
 serialises them, so the schema an editor checks against cannot drift from what `validate`
 accepts (a test compares the committed schemas/ with a fresh run). Output is deterministic:
 pydantic's field order, two-space indentation, a trailing newline.
@@ -16,7 +16,7 @@ from typing import Any
 import click
 from pydantic.json_schema import models_json_schema
 
-from compiler.policy import API_VERSION, ClusterDocument, TeamDocument
+from compiler.language.policy import API_VERSION, ClusterDocument, TeamDocument
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 # File names under schemas/ (the policies' yaml-language-server modelines point at them).

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
-from compiler import codes
-from compiler.errors import DiagnosticSink
+from compiler.core import codes
+from compiler.core.errors import DiagnosticSink
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import LayoutCount, PlanResult, plan_mig
-from compiler.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
 
 
 @dataclass

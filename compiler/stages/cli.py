@@ -10,14 +10,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from compiler import codes
-from compiler.clikit import (console, diagnostics_json, emit_json, format_option, handles_errors, print_diagnostics,
+from compiler.core import codes
+from compiler.cli.common import (console, diagnostics_json, emit_json, format_option, handles_errors, print_diagnostics,
                              jobs_option, progress, quiet_option, verdict_text)
-from compiler.emit import write_tree
-from compiler.errors import Diagnostic, PolicyError, Severity, SourcePosition
-from compiler.humanize import never_in_plain_words, plain_reason, teams_by_name
-from compiler.outcheck import differences
-from compiler.pipeline import CompileResult, PolicySource, compile_policy
+from compiler.stages.emit import write_tree
+from compiler.core.errors import Diagnostic, PolicyError, Severity, SourcePosition
+from compiler.core.humanize import never_in_plain_words, plain_reason, teams_by_name
+from compiler.stages.out_differences import differences
+from compiler.stages.pipeline import CompileResult, PolicySource, compile_policy
 
 policy_dir_argument = click.argument("policy_dir", default="policies", type=click.Path(path_type=Path))
 cluster_option = click.option("--cluster", default=None, help="Compile only this cluster.")

@@ -13,10 +13,10 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from compiler import codes
-from compiler.errors import DiagnosticSink, SourcePosition
-from compiler.load import LoadedDocument, NodePath
-from compiler.policy import API_VERSION, DOCUMENT_MODELS, ClusterDocument, Strict, TeamDocument
+from compiler.core import codes
+from compiler.core.errors import DiagnosticSink, SourcePosition
+from compiler.language.load import LoadedDocument, NodePath
+from compiler.language.policy import API_VERSION, DOCUMENT_MODELS, ClusterDocument, Strict, TeamDocument
 
 ModelT = TypeVar("ModelT", bound=Strict)
 

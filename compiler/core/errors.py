@@ -81,7 +81,7 @@ class PolicyError(KueuePolicyError):
         super().__init__("\n".join(d.render() for d in self.diagnostics))
 
     def __reduce__(self):
-        # (pickled from a worker process, see compiler/forked.py: rebuilt from its diagnostics,
+        # (pickled from a worker process, see compiler/runtime/parallel.py: rebuilt from its diagnostics,
         # not from the rendered text the base class would keep)
         return type(self), (self.diagnostics,)
 

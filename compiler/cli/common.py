@@ -26,7 +26,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from compiler.errors import Diagnostic, EnvironmentFailure, KueuePolicyError, PolicyError, Severity
+from compiler.core.errors import Diagnostic, EnvironmentFailure, KueuePolicyError, PolicyError, Severity
 
 MACHINE_FORMATS = ("json", "github")
 VERDICT_STYLES = {"guaranteed": "green", "borrowing": "yellow", "never": "bold red"}

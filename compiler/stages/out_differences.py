@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from compiler.emit import is_generated
+from compiler.stages.emit import is_generated
 
 SHARED_ROOTS = ("argocd", "flux")
 
