@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from compiler.cli.common import diagnostics_json, format_option, handles_errors, jobs_option, print_diagnostics
-from compiler.deliver import git_ops, render
+from compiler.core import git_ops
+from compiler.deliver import render
 from compiler.deliver import whatif
 from compiler.core import codes
 from compiler.deliver.forge import forge_from_environment

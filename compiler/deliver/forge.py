@@ -21,7 +21,7 @@ from typing import Any, Mapping, Protocol
 
 from compiler import __version__
 from compiler.core import codes
-from compiler.deliver.git_ops import GitAuth, basic_auth
+from compiler.core.git_ops import GitAuth, basic_auth
 from compiler.core.errors import EnvironmentFailure
 
 USER_AGENT = f"kueue-policy/{__version__}"

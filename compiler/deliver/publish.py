@@ -27,7 +27,8 @@ import git
 
 from compiler.core import codes
 from compiler.cli.common import print_diagnostics
-from compiler.deliver import git_ops, render
+from compiler.core import git_ops
+from compiler.deliver import render
 from compiler.deliver.forge import ForgeClient, forge_from_environment
 from compiler.deliver.semantic_diff import CompiledSide, PolicyDiff, diff_sides
 from compiler.deliver.sides import POLICY_SUFFIXES, read_tree, side_from_out_files, source_at_revision

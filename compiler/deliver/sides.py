@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 import git
 
-from compiler.deliver import git_ops
+from compiler.core import git_ops
 from compiler.deliver.semantic_diff import CompiledSide
 from compiler.core.errors import PolicyError
 

@@ -48,7 +48,7 @@ def traces_of(source: PolicySource) -> dict[str, str]:
 
 def for_revisions(repo, base: str | None, head: str | None, policy_folder: str) -> list[WhatIfResult]:
     """The what-if of a policy change between two git revisions (None: the working tree)."""
-    from compiler.deliver import git_ops
+    from compiler.core import git_ops
     from compiler.deliver.sides import POLICY_SUFFIXES, source_at_revision
 
     root = git_ops.work_dir(repo)

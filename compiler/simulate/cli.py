@@ -27,7 +27,7 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
     """The policy folder as it is at a git revision (for --compare)."""
     import git
 
-    from compiler.deliver import git_ops
+    from compiler.core import git_ops
     from compiler.deliver.sides import POLICY_SUFFIXES, source_at_revision
 
     try:
