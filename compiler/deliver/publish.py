@@ -31,7 +31,8 @@ from compiler.core import git_ops
 from compiler.deliver import render
 from compiler.deliver.forge import ForgeClient, forge_from_environment
 from compiler.deliver.semantic_diff import CompiledSide, PolicyDiff, diff_sides
-from compiler.deliver.sides import POLICY_SUFFIXES, read_tree, side_from_out_files, source_at_revision
+from compiler.deliver.sides import read_tree, side_from_out_files
+from compiler.language.load import POLICY_SUFFIXES
 from compiler.core.humanize import never_in_plain_words
 from compiler.core.errors import EnvironmentFailure, KueuePolicyError, PolicyError
 
@@ -190,7 +191,7 @@ def _compile_at_head(repo: git.Repo, target: _Target, options: PrOptions):
     if not policy_files:
         source = PolicySource.from_files({}, label=target.policy_folder)   # compile reports KP105
     else:
-        source = source_at_revision(policy_files, target.policy_folder)
+        source = PolicySource.at_revision(policy_files, target.policy_folder)
     result = compile_policy(source, jobs=options.jobs)
     print_diagnostics(result.warnings)
     never = never_in_plain_words(result)

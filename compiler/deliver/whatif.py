@@ -49,7 +49,7 @@ def traces_of(source: PolicySource) -> dict[str, str]:
 def for_revisions(repo, base: str | None, head: str | None, policy_folder: str) -> list[WhatIfResult]:
     """The what-if of a policy change between two git revisions (None: the working tree)."""
     from compiler.core import git_ops
-    from compiler.deliver.sides import POLICY_SUFFIXES, source_at_revision
+    from compiler.language.load import POLICY_SUFFIXES
 
     root = git_ops.work_dir(repo)
 
@@ -59,7 +59,7 @@ def for_revisions(repo, base: str | None, head: str | None, policy_folder: str) 
             return None
         if revision is git_ops.WORKING_TREE:
             return PolicySource.from_directory(root / policy_folder)
-        return source_at_revision(files, policy_folder)
+        return PolicySource.at_revision(files, policy_folder)
 
     head_source = source(head)
     traces = traces_of(head_source) if head_source is not None else {}

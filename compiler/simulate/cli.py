@@ -28,7 +28,7 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
     import git
 
     from compiler.core import git_ops
-    from compiler.deliver.sides import POLICY_SUFFIXES, source_at_revision
+    from compiler.language.load import POLICY_SUFFIXES
 
     try:
         repo = git.Repo(policy_dir, search_parent_directories=True)
@@ -44,7 +44,7 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
     if not files:
         raise InputError([Diagnostic(codes.UNKNOWN_REVISION, f"the policy folder '{folder}' does not exist at "
                                      f"'{revision}'", SourcePosition(str(policy_dir)))])
-    return source_at_revision(files, folder)
+    return PolicySource.at_revision(files, folder)
 
 
 @click.command()

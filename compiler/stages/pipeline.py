@@ -14,7 +14,7 @@ import pickle
 import signal
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Mapping
 
 from compiler.stages import admissibility
@@ -48,6 +48,13 @@ class PolicySource:
     @classmethod
     def from_files(cls, files: Mapping[str, bytes], label: str = "") -> "PolicySource":
         return cls(files_from_mapping(files, label), label)
+
+    @classmethod
+    def at_revision(cls, files: Mapping[str, bytes], policy_folder: str) -> "PolicySource":
+        """The policy folder as read from a git revision, with the display paths `compile <folder>`
+        shows (`policies/a.yaml`), so that generated headers and report paths do not differ
+        between a revision and the disk."""
+        return cls.from_files(files, label=PurePosixPath(policy_folder).name)
 
 
 @dataclass
