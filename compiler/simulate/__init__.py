@@ -13,5 +13,5 @@ The modules, in the order a run uses them:
 * `cli`     the click commands.
 
 Nothing is imported here: importing the trace model or the driver must not load the command line
-(click, rich) nor the compile pipeline (jinja2); tests/test_structure.py checks what they load.
+(click, rich) nor the compile pipeline (jinja2); tests/compiler/test_structure.py checks what they load.
 """
