@@ -9,10 +9,6 @@ share exactly the same compile and nothing touches the disk before it has all su
 
 from __future__ import annotations
 
-import os
-import pickle
-import signal
-
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Mapping
@@ -31,6 +27,7 @@ from compiler.stages.plan import Placement, plan
 from compiler.stages.report import build_report, render_markdown
 from compiler.stages.resolve import resolve
 from compiler.language.validate import validate_documents
+from compiler.runtime.parallel import Background, side_by_side
 from compiler.verify import verify_objects
 
 
@@ -156,61 +153,9 @@ def _report_files(report: dict) -> dict[str, str]:
 PARALLEL_MIN_OBJECTS = 300
 
 
-class _Background:
-    """`function(*args)` computed in a forked child (the result comes back pickled through a
-    pipe) while this process goes on, or in this process when `fork` is False or forking is not
-    available."""
-
-    def __init__(self, function, *args, fork: bool):
-        self._call = (function, args)
-        self._pid: int | None = None
-        self._read: int | None = None
-        if not fork or not hasattr(os, "fork"):
-            return
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: answer, send, leave without running any parent cleanup
-            os.close(read)
-            try:
-                payload = pickle.dumps(("ok", function(*args)))
-            except BaseException as error:  # noqa: BLE001 - handed to the parent, which re-raises it
-                payload = pickle.dumps(("error", error))
-            with os.fdopen(write, "wb") as stream:
-                stream.write(payload)
-            os._exit(0)
-        os.close(write)
-        self._pid, self._read = pid, read
-
-    def result(self):
-        if self._pid is None:
-            function, args = self._call
-            return function(*args)
-        with os.fdopen(self._read, "rb") as stream:
-            data = stream.read()
-        self._read = None
-        os.waitpid(self._pid, 0)
-        self._pid = None
-        if not data:
-            raise RuntimeError("the second compile process ended without an answer")
-        status, value = pickle.loads(data)
-        if status == "error":
-            raise value
-        return value
-
-    def close(self) -> None:
-        """Reap the child when the compile stopped before asking for the result."""
-        if self._read is not None:
-            os.close(self._read)
-            self._read = None
-        if self._pid is not None:
-            os.kill(self._pid, signal.SIGTERM)
-            os.waitpid(self._pid, 0)
-            self._pid = None
-
-
 def _second_process(jobs: int | None, objects: int) -> bool:
     """Worth a second process: allowed (`--jobs` is not 1), a second core, a large policy."""
-    return jobs != 1 and objects >= PARALLEL_MIN_OBJECTS and (os.cpu_count() or 1) >= 2
+    return jobs != 1 and objects >= PARALLEL_MIN_OBJECTS and side_by_side()
 
 
 def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int | None,
@@ -228,14 +173,14 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
     add_priority_policies(built, resolved, placement,
                           default_configuration(resolved.spec.kueueVersion) if resolved.spec.kueueConfig.base is None
                           else None)
-    rendering = _Background(_object_files, built.objects, resolved,
-                            fork=_second_process(jobs, len(built.objects)))
+    rendering = Background(lambda: _object_files(built.objects, resolved),
+                           fork=_second_process(jobs, len(built.objects)))
     try:
         _verify(built.objects, resolved, sink)
         if sink.errors:
             return None
         verdicts = admissibility.judge(resolved, built, placement)
-        files = {**rendering.result(), **built.extra_files}
+        files = {**rendering.outcome().get(), **built.extra_files}
     finally:
         rendering.close()
     report = build_report(resolved, placement, built, verdicts)
