@@ -13,9 +13,8 @@ from fractions import Fraction
 
 from compiler.core.errors import Diagnostic
 from compiler.core.quantity import QuantityError, parse_quantity
+from compiler.core.resources import CPU, GPU_RESOURCE, MIG_PREFIX, is_gpu
 
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
 GIB = 1024 ** 3
 TIB = 1024 ** 4
 
@@ -88,7 +87,7 @@ def humanize_reason(reason: str) -> str:
 def _binding(found: list[Shortfall]) -> Shortfall:
     # GPUs are what people plan in; among the flavors, the one that comes closest is the limit.
     def rank(s: Shortfall) -> tuple:
-        kind = 0 if s.resource == GPU_RESOURCE or s.resource.startswith(MIG_PREFIX) else 1 if s.resource == "cpu" else 2
+        kind = 0 if is_gpu(s.resource) else 1 if s.resource == CPU else 2
         return (kind, -s.capacity, s.flavor)
     return min(found, key=rank)
 

@@ -29,13 +29,13 @@ from typing import Iterable, Mapping, Sequence
 
 from compiler.core import codes, yamlio
 from compiler.core.errors import Diagnostic, PolicyError
-from compiler.mig.catalogue import Catalogue, load_catalogue, mig_resource_name
+from compiler.core.resources import GPU_RESOURCE, mig_resource_name
+from compiler.mig.catalogue import Catalogue, load_catalogue
 from compiler.core.templating import render_object
 
 API_VERSION = "resource.k8s.io/v1"
 NVIDIA_DRIVER = "gpu.nvidia.com"
 CLASS_DOMAIN = "kueue-policy.io"
-GPU_RESOURCE = "nvidia.com/gpu"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
 MODEL_ANNOTATION = "kueue-policy.io/gpu-model"
 PROFILE_ANNOTATION = "kueue-policy.io/mig-profile"

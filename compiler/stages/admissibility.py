@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.stages.build import CPU, MEMORY, BuildResult, cpu_memory_with, format_amount
+from compiler.stages.build import BuildResult, cpu_memory_with, format_amount
 from compiler.evaluator import evaluate, load_manifests
-from compiler.mig.catalogue import mig_resource_name
-from compiler.stages.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.core.resources import CPU, GPU_RESOURCE, MEMORY, mig_resource_name
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.stages.plan import Placement
 from compiler.core.quantity import parse_quantity
 

@@ -18,9 +18,9 @@ from typing import Any, Mapping
 from compiler.stages import admission_policy
 from compiler.dra.classes import build_dra_objects
 from compiler.core.errors import SourcePosition
-from compiler.mig.catalogue import mig_resource_name
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
-from compiler.stages.resolved_model import GPU_RESOURCE, ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.core.resources import CPU, GPU_RESOURCE, MEMORY, mig_resource_name
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.stages.plan import Placement
 from compiler.core.quantity import format_quantity, parse_quantity, round_cpu, round_memory
 from compiler.core.templating import render_object
@@ -33,7 +33,6 @@ WAVE_FOUNDATION = 0   # ResourceFlavors, Cohorts, WorkloadPriorityClasses, Devic
 WAVE_QUEUES = 1       # ClusterQueues
 WAVE_NAMESPACED = 2   # LocalQueues, ResourceClaimTemplates
 
-CPU, MEMORY = "cpu", "memory"
 
 
 @dataclass(frozen=True)

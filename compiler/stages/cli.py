@@ -16,6 +16,7 @@ from compiler.cli.common import (console, diagnostics_json, emit_json, format_op
 from compiler.stages.emit import write_tree
 from compiler.core.errors import Diagnostic, PolicyError, Severity, SourcePosition
 from compiler.core.humanize import never_in_plain_words, plain_reason, teams_by_name
+from compiler.core.resources import is_mig
 from compiler.stages.out_differences import differences
 from compiler.stages.pipeline import CompileResult, PolicySource, compile_policy
 
@@ -62,7 +63,7 @@ def _team_table(report: dict, name: str) -> Table:
         teams.add_column(column)
     for team in report["teams"][:MAX_TEAM_ROWS]:
         # MIG profiles a team may only borrow are noise here; report.json lists them all.
-        rows = [f for f in team["flavors"] if f["guaranteed"] or not f["resource"].startswith("nvidia.com/mig-")]
+        rows = [f for f in team["flavors"] if f["guaranteed"] or not is_mig(f["resource"])]
         for index, flavor in enumerate(rows):
             first = index == 0
             teams.add_row(team["name"] if first else "", (team["cohort"] or "-") if first else "",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
+from compiler.core.resources import GPU_RESOURCE, MIG_PREFIX
+
 
 
 def node_id(kind: str, name: str) -> str:

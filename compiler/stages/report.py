@@ -10,7 +10,8 @@ from typing import Any
 
 from compiler.stages.admissibility import Verdict
 from compiler.stages.build import BuildResult
-from compiler.stages.resolved_model import GPU_RESOURCE, ResolvedCluster
+from compiler.core.resources import GPU_RESOURCE
+from compiler.stages.resolved_model import ResolvedCluster
 from compiler.stages.plan import Placement
 from compiler.core.humanize import reason_markdown, teams_by_name
 from compiler.stages.quota_diagram import mermaid

@@ -14,7 +14,6 @@ from compiler.mig.catalogue import GpuModel, load_catalogue
 from compiler.language.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
 from compiler.language.validate import Located
 
-GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass
