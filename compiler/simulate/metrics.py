@@ -22,14 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.evaluator.models import ClusterState
-from compiler.core.resources import GPU_RESOURCE, MIG_PREFIX, is_gpu
+from compiler.core.resources import GPU_RESOURCE, MIG_PREFIX
 from compiler.simulate.driver import JobRun, SimulationRun
 
 HOUR = 3600.0
 
 
 def is_accelerator(resource: str) -> bool:
-    return is_gpu(resource)
+    # core.resources.is_gpu, written out: this runs for every usage change of a run
+    return resource == GPU_RESOURCE or resource.startswith(MIG_PREFIX)
 
 
 def percentile(values: list[int], fraction: float) -> int | None:
