@@ -65,16 +65,16 @@ def run_once(policy: Path, out: Path, jobs: int | None = None) -> tuple[float, f
 
 def stages(policy: Path, out: Path) -> None:
     """Each stage of one compile, in this process: CPU and wall seconds."""
-    from compiler import admissibility
-    from compiler.build import build
-    from compiler.emit import json_file, write_tree, yaml_file
-    from compiler.errors import DiagnosticSink
-    from compiler.load import discover_files, load_sources
-    from compiler.pipeline import ClusterArtifacts, CompileResult
-    from compiler.plan import plan
-    from compiler.report import build_report, render_markdown
-    from compiler.resolve import resolve
-    from compiler.validate import validate_documents
+    from compiler.stages import admissibility
+    from compiler.stages.build import build
+    from compiler.stages.emit import json_file, write_tree, yaml_file
+    from compiler.core.errors import DiagnosticSink
+    from compiler.language.load import discover_files, load_sources
+    from compiler.stages.pipeline import ClusterArtifacts, CompileResult
+    from compiler.stages.plan import plan
+    from compiler.stages.report import build_report, render_markdown
+    from compiler.stages.resolve import resolve
+    from compiler.language.validate import validate_documents
     from compiler.verify import verify_objects
 
     sink = DiagnosticSink()

@@ -26,7 +26,7 @@ import git
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from compiler.deliver import git_ops  # noqa: E402
+from compiler.core import git_ops
 from compiler.deliver.render import render_diff  # noqa: E402
 from compiler.deliver.semantic_diff import diff_sides  # noqa: E402
 from compiler.deliver.sides import compile_revision  # noqa: E402

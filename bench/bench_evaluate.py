@@ -125,7 +125,7 @@ def one(workloads: int, setting: str, every_queue: bool) -> dict:
     from compiler.evaluator import load_manifests
     from compiler.evaluator.result import EvaluationResult
     from compiler.evaluator.scheduler import Engine
-    from compiler.longrun import few_collections
+    from compiler.runtime.garbage_collection import few_collections
 
     docs = generate(workloads, **options(setting, every_queue))
     start = time.perf_counter()

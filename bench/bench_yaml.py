@@ -1,4 +1,4 @@
-"""The one YAML reader (compiler.yamlio: libyaml + YAML 1.2 core resolvers, keys as written,
+"""The one YAML reader (compiler.core.yamlio: libyaml + YAML 1.2 core resolvers, keys as written,
 duplicate keys refused) against PyYAML's stock libyaml loader (YAML 1.1) it replaced, on the
 compiled example's objects: the template parse-back path of every compile. CPU time of this
 process (time.process_time), so a shared machine's load does not count.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from compiler import yamlio
+from compiler.core import yamlio
 
 ROOT = Path(__file__).resolve().parent.parent
 

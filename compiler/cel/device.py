@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from compiler.cel.engine import Program
 from compiler.cel.k8s_ext import CelFunctionError, Quantity, Semver
+from compiler.core.shapes import checked
 
 
 class DeviceDataError(ValueError):
@@ -56,9 +57,7 @@ def _attribute_value(raw: Any, where: str) -> Any:
                               f"{'/'.join(_SCALAR_KINDS)} (found {sorted(raw) or 'none'})")
     kind = kinds[0]
     if kind in _LIST_KINDS:
-        values = raw[kind]
-        if not isinstance(values, list):
-            raise DeviceDataError(f"{where}: {kind} must be a list")
+        values = checked(raw[kind], list, f"{where}: {kind}", DeviceDataError)
         return [_scalar(_LIST_KINDS[kind], v, where) for v in values]
     return _scalar(kind, raw[kind], where)
 

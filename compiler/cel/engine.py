@@ -24,9 +24,9 @@ from typing import Any, Iterable, Mapping
 from compiler.cel.library import cel
 from compiler.cel.library import stdlib as cel_stdlib
 
-from compiler import codes
+from compiler.core import codes
 from compiler.cel.k8s_ext import KUBERNETES_FUNCTIONS, CelFunctionError, to_cel, to_python
-from compiler.errors import Diagnostic, InputError, SourcePosition
+from compiler.core.errors import Diagnostic, InputError, SourcePosition
 
 MAX_EXPRESSION_LENGTH = 10 * 1024    # the DRA selector limit (10 KiB)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
-from compiler.quantity import QuantityError, Wording, parse_quantity
+from compiler.core.quantity import QuantityError, Wording, parse_quantity
 
 QUANTITY_TAG = "__kp_quantity__"
 SEMVER_TAG = "__kp_semver__"

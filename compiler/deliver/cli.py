@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
-from compiler.clikit import diagnostics_json, format_option, handles_errors, jobs_option, print_diagnostics
-from compiler.deliver import git_ops, render
-from compiler.simulate import whatif
-from compiler import codes
+from compiler.cli.common import diagnostics_json, format_option, handles_errors, jobs_option, print_diagnostics
+from compiler.core import git_ops
+from compiler.deliver import render
+from compiler.deliver import whatif
+from compiler.core import codes
 from compiler.deliver.forge import forge_from_environment
 from compiler.deliver.gate import worse
-from compiler.errors import Diagnostic
+from compiler.core.errors import Diagnostic
 from compiler.deliver.publish import PrOptions, run_pr
 from compiler.deliver.semantic_diff import diff_sides
 from compiler.deliver.sides import compile_pair

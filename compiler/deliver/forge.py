@@ -19,9 +19,10 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
-from compiler import __version__, codes
-from compiler.deliver.git_ops import GitAuth, basic_auth
-from compiler.errors import EnvironmentFailure
+from compiler import __version__
+from compiler.core import codes
+from compiler.core.git_ops import GitAuth, basic_auth
+from compiler.core.errors import EnvironmentFailure
 
 USER_AGENT = f"kueue-policy/{__version__}"
 REQUEST_TIMEOUT_SECONDS = 30

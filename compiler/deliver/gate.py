@@ -12,7 +12,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from compiler.deliver.semantic_diff import QUOTA_FIELDS, PolicyDiff, QuotaChange, TeamDiff
-from compiler.quantity import QuantityError, parse_quantity
+from compiler.core.quantity import QuantityError, parse_quantity
 
 UNLIMITED = None
 

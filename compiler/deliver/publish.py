@@ -25,14 +25,16 @@ from typing import Callable
 import click
 import git
 
-from compiler import codes
-from compiler.clikit import print_diagnostics
-from compiler.deliver import git_ops, render
+from compiler.core import codes
+from compiler.cli.common import print_diagnostics
+from compiler.core import git_ops
+from compiler.deliver import render
 from compiler.deliver.forge import ForgeClient, forge_from_environment
 from compiler.deliver.semantic_diff import CompiledSide, PolicyDiff, diff_sides
-from compiler.deliver.sides import POLICY_SUFFIXES, read_tree, side_from_out_files, source_at_revision
-from compiler.humanize import never_in_plain_words
-from compiler.errors import EnvironmentFailure, KueuePolicyError, PolicyError
+from compiler.deliver.sides import read_tree, side_from_out_files
+from compiler.language.load import POLICY_SUFFIXES
+from compiler.core.humanize import never_in_plain_words
+from compiler.core.errors import EnvironmentFailure, KueuePolicyError, PolicyError
 
 BRANCH_PREFIX = "kueue-policy/"
 GITOPS_TOOL_NAMES = {"argocd": "Argo CD", "flux": "Flux", "kustomize": "your kustomize-based GitOps tool"}
@@ -155,7 +157,7 @@ def run_pr(options: PrOptions, say: Callable[[str], None],
 def _what_if(repo: git.Repo, target: _Target) -> str:
     """The what-if section: the policy that produced the out/ now on the base branch (the last
     commit that changed out/) against the policy at HEAD, through each cluster's whatIf.trace."""
-    from compiler.simulate import whatif
+    from compiler.deliver import whatif
 
     last = next(repo.iter_commits(target.head.hexsha, paths=target.out_folder, max_count=1), None)
     if last is None:
@@ -183,13 +185,13 @@ def _target(repo: git.Repo, options: PrOptions) -> _Target:
 def _compile_at_head(repo: git.Repo, target: _Target, options: PrOptions):
     """Step 1: the committed policy at HEAD, compiled in memory. A PolicyError propagates:
     diagnostics, exit 1, nothing pushed."""
-    from compiler.pipeline import PolicySource, compile_policy
+    from compiler.stages.pipeline import PolicySource, compile_policy
 
     policy_files = git_ops.files_at(repo, target.head.hexsha, target.policy_folder, POLICY_SUFFIXES)
     if not policy_files:
         source = PolicySource.from_files({}, label=target.policy_folder)   # compile reports KP105
     else:
-        source = source_at_revision(policy_files, target.policy_folder)
+        source = PolicySource.at_revision(policy_files, target.policy_folder)
     result = compile_policy(source, jobs=options.jobs)
     print_diagnostics(result.warnings)
     never = never_in_plain_words(result)
@@ -204,7 +206,7 @@ def _compile_at_head(repo: git.Repo, target: _Target, options: PrOptions):
 def _commit_new_out(repo: git.Repo, target: _Target, options: PrOptions, result) -> _NewOut:
     """Step 2: HEAD's out/ (so foreign files survive) updated by the emit stage in a scratch
     folder, committed on top of HEAD with a throw-away index: the checkout is never touched."""
-    from compiler.emit import write_tree
+    from compiler.stages.emit import write_tree
 
     with tempfile.TemporaryDirectory(prefix="kueue-policy-pr-") as scratch:
         scratch_root = Path(scratch)

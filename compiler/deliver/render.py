@@ -16,10 +16,10 @@ import jinja2
 from typing import Mapping
 
 from compiler.deliver.semantic_diff import PolicyDiff
-from compiler.humanize import reason_markdown, reason_text, short_warning, teams_by_name
-from compiler.quota_tree import mermaid
+from compiler.core.humanize import reason_markdown, reason_text, short_warning, teams_by_name
+from compiler.stages.quota_diagram import mermaid
 
-TEMPLATE_DIR = Path(__file__).parent.parent / "templates" / "pr"  # see compiler/templating.py
+TEMPLATE_DIR = Path(__file__).parent.parent / "templates" / "pr"  # see compiler/core/templating.py
 ADMISSIBILITY_ROWS = 200
 # GitHub refuses a PR body or comment over 65,536 characters; stay well below with room for a note.
 FORGE_TEXT_LIMIT = 60_000

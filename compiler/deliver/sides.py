@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import git
 
-from compiler.deliver import git_ops
+from compiler.core import git_ops
 from compiler.deliver.semantic_diff import CompiledSide
-from compiler.errors import PolicyError
+from compiler.core.errors import PolicyError
+from compiler.language.load import POLICY_SUFFIXES
 
-POLICY_SUFFIXES = (".yaml", ".yml")
 REPORT_FILE = "report.json"
 
 
@@ -25,7 +25,7 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str,
 
     A revision where the policy folder does not exist yet compiles to nothing (every cluster
     then shows as added), so the first policy commit diffs cleanly against its parent."""
-    from compiler.pipeline import PolicySource, compile_policy
+    from compiler.stages.pipeline import PolicySource, compile_policy
 
     label = "working tree" if revision is git_ops.WORKING_TREE else revision
     files = git_ops.files_at(repo, revision, policy_folder, POLICY_SUFFIXES)
@@ -34,7 +34,7 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str,
     if revision is git_ops.WORKING_TREE:
         source = PolicySource.from_directory(git_ops.work_dir(repo) / policy_folder)
     else:
-        source = source_at_revision(files, policy_folder)
+        source = PolicySource.at_revision(files, policy_folder)
     try:
         result = compile_policy(source, jobs=jobs)   # `never` verdicts are data for the diff, not errors
     except PolicyError as error:
@@ -55,14 +55,6 @@ def compile_pair(repo: git.Repo, base: str, head: str | None, policy_folder: str
         label = "working tree" if head is git_ops.WORKING_TREE else head
         return before, CompiledSide(label, before.reports, before.files)
     return before, compile_revision(repo, head, policy_folder, jobs)
-
-
-def source_at_revision(files: dict[str, bytes], policy_folder: str):
-    """A PolicySource whose display paths are the ones `compile <folder>` shows (`policies/a.yaml`),
-    so that generated headers and report paths do not differ between a revision and the disk."""
-    from compiler.pipeline import PolicySource
-
-    return PolicySource.from_files(files, label=PurePosixPath(policy_folder).name)
 
 
 def side_from_out_files(label: str, files: dict[str, bytes | str]) -> CompiledSide:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler import codes
+from compiler.core import codes
 from compiler.cel.device import device_variable_for
 from compiler.cel.engine import (CelError, CelEvaluationError, Program, compile_expression, execute,
                                  make_context)
 from compiler.dra.inventory import (DeviceClassSpec, InventoryDevice, Manifests, Selector)
-from compiler.errors import Diagnostic, PolicyError, Severity
+from compiler.core.errors import Diagnostic, PolicyError, Severity
 
 
 @dataclass

@@ -27,15 +27,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from compiler import codes, yamlio
-from compiler.errors import Diagnostic, PolicyError
-from compiler.mig.catalogue import Catalogue, load_catalogue, mig_resource_name
-from compiler.templating import render_object
+from compiler.core import codes, yamlio
+from compiler.core.errors import Diagnostic, PolicyError
+from compiler.core.resources import GPU_RESOURCE, mig_resource_name
+from compiler.mig.catalogue import Catalogue, load_catalogue
+from compiler.core.templating import render_object
 
 API_VERSION = "resource.k8s.io/v1"
 NVIDIA_DRIVER = "gpu.nvidia.com"
 CLASS_DOMAIN = "kueue-policy.io"
-GPU_RESOURCE = "nvidia.com/gpu"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-policy"}
 MODEL_ANNOTATION = "kueue-policy.io/gpu-model"
 PROFILE_ANNOTATION = "kueue-policy.io/mig-profile"

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from compiler import codes
-from compiler.clikit import emit_json, format_option, handles_errors, print_diagnostics
+from compiler.core import codes
+from compiler.cli.common import emit_json, format_option, handles_errors, print_diagnostics
 from compiler.dra.check import check_devices
 from compiler.dra.inventory import load_inventory, load_manifests, manifest_paths
-from compiler.errors import Diagnostic, InputError, PolicyError, SourcePosition
+from compiler.core.errors import Diagnostic, InputError, PolicyError, SourcePosition
 
 
 @click.group()

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from compiler import codes
+from compiler.core import codes
 from compiler.cel.device import DeviceDataError, device_variable
-from compiler.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosition
-from compiler.load import LoadedDocument, PolicySourceFile, load_file
+from compiler.core.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosition
+from compiler.language.load import LoadedDocument, PolicySourceFile, load_file
 
 RESOURCE_GROUP = "resource.k8s.io"
 SUPPORTED_VERSIONS = ("v1", "v1beta2", "v1beta1")

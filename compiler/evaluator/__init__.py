@@ -18,8 +18,8 @@ Public API (stable):
         docs are plain dicts as `kubectl get -o yaml` prints them (`kind: List` accepted,
         kueue.x-k8s.io v1beta1 and v1beta2). source_names[i] names where docs[i] came from
         ("file.yaml" or "file.yaml:12"), used in diagnostics. Unusable objects are skipped with a
-        warning in `snapshot.warnings` (list[compiler.errors.Diagnostic]); unreadable input
-        raises compiler.errors.InputError (see `read_files`).
+        warning in `snapshot.warnings` (list[compiler.core.errors.Diagnostic]); unreadable input
+        raises compiler.core.errors.InputError (see `read_files`).
 
     result = evaluate(snapshot, cycles: int | None = None, after_cycle=None) -> EvaluationResult
         runs `cycles` scheduling cycles, or until nothing changes; after_cycle(engine), if
@@ -70,13 +70,13 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from compiler.errors import SourcePosition
+from compiler.core.errors import SourcePosition
 from compiler.evaluator.loader import load_documents
 from compiler.evaluator.models import ClusterState
 from compiler.evaluator.reader import read_files
 from compiler.evaluator.result import EvaluationResult, WorkloadOutcome
 from compiler.evaluator.scheduler import Engine
-from compiler.longrun import few_collections
+from compiler.runtime.garbage_collection import few_collections
 
 __all__ = ["ClusterState", "EvaluationResult", "WorkloadOutcome", "evaluate", "load_documents",
            "load_manifests", "read_files"]

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Callable
 
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, flavor_resource
-from compiler.quantity import format_units
+from compiler.core.quantity import format_units
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
 # Preemption modes, worst to best (Kueue's preemptionMode order).

@@ -6,13 +6,13 @@ import sys
 
 import click
 
-from compiler import codes
-from compiler.clikit import console, emit_json, format_option, handles_errors, print_diagnostics, progress
-from compiler.errors import Diagnostic, InputError
+from compiler.core import codes
+from compiler.cli.common import console, emit_json, format_option, handles_errors, print_diagnostics, progress
+from compiler.core.errors import Diagnostic, InputError
 from compiler.evaluator import evaluate as run_evaluation
 from compiler.evaluator.loader import load_documents
 from compiler.evaluator.reader import read_files
-from compiler.longrun import few_collections
+from compiler.runtime.garbage_collection import few_collections
 
 
 @click.command()
@@ -67,7 +67,7 @@ def _not_converged(result) -> str:
 
 
 def _evaluate_with_kueue(files: list[str], stdin_text: str | None, cycles: int | None, output_format: str) -> None:
-    from compiler.evaluator.kueue_engine import OracleInputError, run_oracle, table_rows
+    from compiler.evaluator.oracle_client import OracleInputError, run_oracle, table_rows
 
     try:
         result = run_oracle(files, stdin_text, cycles)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler import codes, yamlio
-from compiler.errors import Diagnostic, InputError, SourcePosition
+from compiler.core import codes, yamlio
+from compiler.core.errors import Diagnostic, InputError, SourcePosition
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 CONFIGMAP_KEY = "controller_manager_config.yaml"

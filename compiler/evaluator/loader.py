@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from fractions import Fraction
 
-from compiler import codes
-from compiler.errors import Diagnostic, Severity, SourcePosition
-from compiler.parents import cycles
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, Severity, SourcePosition
+from compiler.core.parent_cycles import cycles
 from compiler.evaluator import configuration_forms
 from compiler.evaluator.priority_defaults import PriorityDefaults
 from compiler.evaluator.jobs import (
@@ -26,7 +26,7 @@ from compiler.evaluator.models import (
     ResourceQuota, Workload, flavor_resource,
 )
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
-from compiler.quantity import QuantityError, parse_quantity, to_units
+from compiler.core.quantity import QuantityError, parse_quantity, to_units
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -1,6 +1,6 @@
 """Typed Kueue objects, as the engine sees them after loading.
 
-Quantities are already integers (see `compiler/quantity.py`, `to_units`); names keep Kueue's meaning. Both API
+Quantities are already integers (see `compiler/core/quantity.py`, `to_units`); names keep Kueue's meaning. Both API
 versions (v1beta1, v1beta2) load into the same models.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from fractions import Fraction
 
-from compiler.errors import Diagnostic, SourcePosition
+from compiler.core.errors import Diagnostic, SourcePosition
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 

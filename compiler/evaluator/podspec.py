@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.quantity import QuantityError, to_units
+from compiler.core.quantity import QuantityError, to_units
+from compiler.core.shapes import checked
 
 
 class PodSpecProblem(ValueError):
@@ -31,9 +32,7 @@ class DraContext:
 
 
 def _container_requests(container: dict, where: str) -> dict[str, int]:
-    resources = container.get("resources") or {}
-    if not isinstance(resources, dict):
-        raise PodSpecProblem(f"{where}: resources must be a mapping")
+    resources = checked(container.get("resources") or {}, dict, f"{where}: resources", PodSpecProblem)
     requests = resources.get("requests") or {}
     limits = resources.get("limits") or {}
     if not isinstance(requests, dict) or not isinstance(limits, dict):
@@ -76,22 +75,17 @@ def _max(into: dict[str, int], other: dict[str, int]) -> None:
 
 def pod_requests(spec: dict, podset: str, namespace: str, dra: DraContext) -> dict[str, int]:
     """Per-pod requests of a pod template spec, as Kueue charges them."""
-    if not isinstance(spec, dict):
-        raise PodSpecProblem(f"pod set {podset}: template.spec must be a mapping")
+    checked(spec, dict, f"pod set {podset}: template.spec", PodSpecProblem)
     total: dict[str, int] = {}
-    containers = spec.get("containers") or []
-    if not isinstance(containers, list):
-        raise PodSpecProblem(f"pod set {podset}: containers must be a list")
+    containers = checked(spec.get("containers") or [], list, f"pod set {podset}: containers", PodSpecProblem)
     for index, container in enumerate(containers):
-        if not isinstance(container, dict):
-            raise PodSpecProblem(f"pod set {podset}: containers[{index}] must be a mapping")
+        checked(container, dict, f"pod set {podset}: containers[{index}]", PodSpecProblem)
         _add(total, _container_requests(container, f"pod set {podset} container "
                                                     f"{container.get('name', index)}"))
     init_peak: dict[str, int] = {}
     sidecars: dict[str, int] = {}
     for index, container in enumerate(spec.get("initContainers") or []):
-        if not isinstance(container, dict):
-            raise PodSpecProblem(f"pod set {podset}: initContainers[{index}] must be a mapping")
+        checked(container, dict, f"pod set {podset}: initContainers[{index}]", PodSpecProblem)
         requests = _container_requests(container, f"pod set {podset} init container "
                                                    f"{container.get('name', index)}")
         if container.get("restartPolicy") == "Always":

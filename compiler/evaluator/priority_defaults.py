@@ -1,6 +1,6 @@
 """The team priority policies kueue-policy emits, applied to the jobs `evaluate` reads.
 
-On a cluster the API server runs them (compiler/admission_policy.py): a job of a matched kind,
+On a cluster the API server runs them (compiler/stages/admission_policy.py): a job of a matched kind,
 created in a matched namespace without the `kueue.x-k8s.io/priority-class` label, gets the
 team's WorkloadPriorityClass there. Offline, with those MutatingAdmissionPolicies and their
 bindings in the input, a job read here gets the same label before it becomes a Workload, so both

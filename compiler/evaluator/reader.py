@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler import codes, yamlio
-from compiler.errors import Diagnostic, InputError, SourcePosition
+from compiler.core import codes, yamlio
+from compiler.core.errors import Diagnostic, InputError, SourcePosition
 
 
 def _item_lines(node) -> list[int]:  # noqa: ANN001 - a composed YAML node

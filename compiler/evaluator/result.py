@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.evaluator.assigner import A_FIT, Assignment
-from compiler.quantity import format_units
+from compiler.core.quantity import format_units
 
 
 @dataclass(frozen=True)

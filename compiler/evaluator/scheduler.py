@@ -19,7 +19,7 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload, flavor_resource
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
-from compiler.parents import cycles
+from compiler.core.parent_cycles import cycles
 
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from compiler import yamlio
+from compiler.core import yamlio
+from compiler.core.resources import MIG_PREFIX, mig_resource_name  # noqa: F401 - part of the catalogue's API
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 
@@ -91,7 +92,7 @@ def canonical_profile_name(name: str) -> str:
     """nvidia-smi spelling of a profile written as a resource or config name:
     `nvidia.com/mig-1g.10gb.me` / `mig-1g.10gb.me` / `1g.10gb.me` -> `1g.10gb+me`."""
     text = str(name).strip()
-    for prefix in ("nvidia.com/mig-", "mig-"):
+    for prefix in (MIG_PREFIX, "mig-"):
         if text.startswith(prefix):
             text = text[len(prefix):]
     if text.endswith(".me"):
@@ -99,9 +100,6 @@ def canonical_profile_name(name: str) -> str:
     return text
 
 
-def mig_resource_name(profile_name: str) -> str:
-    """`nvidia.com/mig-<profile>` with `+` written as `.`, as the device plugin names it."""
-    return f"nvidia.com/mig-{profile_name.replace('+', '.')}"
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import math
 
 import click
 
-from compiler import codes
-from compiler.clikit import emit_json, format_option, handles_errors
-from compiler.errors import Diagnostic, PolicyError
+from compiler.core import codes
+from compiler.cli.common import emit_json, format_option, handles_errors
+from compiler.core.errors import Diagnostic, PolicyError
 from compiler.mig.catalogue import load_catalogue
 from compiler.mig.mig_manager import assign_nodes, layout_config_name, mig_manager_config
 from compiler.mig.placement import describe_layout

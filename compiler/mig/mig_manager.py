@@ -20,8 +20,8 @@ from typing import Mapping, Sequence, Union
 
 from compiler.mig.catalogue import Catalogue, GpuModel, load_catalogue
 from compiler.mig.placement import canonical_layout
-from compiler import yamlio
-from compiler.templating import render_object
+from compiler.core import yamlio
+from compiler.core.templating import render_object
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"

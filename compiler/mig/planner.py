@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from compiler import codes
-from compiler.errors import Diagnostic, PolicyError
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, PolicyError
 from compiler.mig.catalogue import Catalogue, GpuModel, canonical_profile_name, load_catalogue
 from compiler.mig.placement import (Layout, canonical_layout, feasible_layouts, find_placement,
                                     maximal_layouts)

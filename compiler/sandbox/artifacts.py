@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.errors import EnvironmentFailure
+from compiler.core.errors import EnvironmentFailure
 
 BUILD_ENV = "KUEUE_POLICY_SANDBOX_BUILD"
 # The repository layout: compiler/sandbox/artifacts.py -> <repo>/oracle/sandbox.

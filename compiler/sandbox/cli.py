@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compiler.clikit import emit_json, format_option, handles_errors
+from compiler.cli.common import emit_json, format_option, handles_errors
 from compiler.sandbox.lifecycle import DEFAULT_JOB_CRDS
 
 dir_option = click.option(

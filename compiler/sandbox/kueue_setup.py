@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from compiler import codes, yamlio
-from compiler.errors import Diagnostic, InputError, SourcePosition
+from compiler.core import codes, yamlio
+from compiler.core.errors import Diagnostic, InputError, SourcePosition
 from compiler.evaluator import configuration_forms
-from compiler.kueue_config import default_configuration
+from compiler.stages.kueue_config import default_configuration
 
 KUEUE_NAMESPACE = "kueue-system"
 # The kueueVersion whose default Configuration the sandbox's manager starts from when the tree

@@ -30,8 +30,8 @@ from typing import Callable, Iterator
 
 import yaml
 
-from compiler import codes
-from compiler.errors import Diagnostic, EnvironmentFailure, PolicyError, SourcePosition
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, EnvironmentFailure, PolicyError, SourcePosition
 from compiler.sandbox import kueue_setup, processes
 from compiler.sandbox.apiclient import ApiClient, ApiError, condition, wait_for
 from compiler.sandbox.artifacts import Artifacts, find_artifacts

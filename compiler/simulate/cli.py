@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from compiler import codes
-from compiler.clikit import console as terminal_console, emit_json, format_option, handles_errors, progress
-from compiler.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
-from compiler.pipeline import PolicySource
+from compiler.core import codes
+from compiler.cli.common import console as terminal_console, emit_json, format_option, handles_errors, progress
+from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
+from compiler.stages.pipeline import PolicySource
 from compiler.simulate import synth
 from compiler.simulate.trace import MAX_DURATION
 from compiler.simulate.compare import compare, human_duration
@@ -27,8 +27,8 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
     """The policy folder as it is at a git revision (for --compare)."""
     import git
 
-    from compiler.deliver import git_ops
-    from compiler.deliver.sides import POLICY_SUFFIXES, source_at_revision
+    from compiler.core import git_ops
+    from compiler.language.load import POLICY_SUFFIXES
 
     try:
         repo = git.Repo(policy_dir, search_parent_directories=True)
@@ -44,7 +44,7 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
     if not files:
         raise InputError([Diagnostic(codes.UNKNOWN_REVISION, f"the policy folder '{folder}' does not exist at "
                                      f"'{revision}'", SourcePosition(str(policy_dir)))])
-    return source_at_revision(files, folder)
+    return PolicySource.at_revision(files, folder)
 
 
 @click.command()

@@ -27,16 +27,16 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-from compiler import codes
-from compiler.admissibility import workload_object
-from compiler.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
+from compiler.core import codes
+from compiler.stages.admissibility import workload_object
+from compiler.core.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
 from compiler.evaluator import load_manifests
 from compiler.evaluator.models import Workload, copy_with
 from compiler.evaluator.scheduler import Engine
-from compiler.longrun import few_collections
+from compiler.runtime.garbage_collection import few_collections
 from compiler.mig.catalogue import load_catalogue
-from compiler.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
-from compiler.resolve import profile_for_memory
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
+from compiler.stages.resolve import profile_for_memory
 from compiler.simulate.trace import Trace, TraceJob
 
 KUEUE_KINDS = {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compiler.errors import EnvironmentFailure
+from compiler.core.errors import EnvironmentFailure
 from compiler.simulate.driver import SimulationRun
-from compiler.quota_tree import outline
-from compiler.simulate.metrics import GPU, percentile
-from compiler.templating import render_text
+from compiler.stages.quota_diagram import outline
+from compiler.core.resources import GPU_RESOURCE
+from compiler.simulate.metrics import percentile
+from compiler.core.templating import render_text
 
 MAX_SERIES = 12        # busiest teams drawn on their own; the rest are summed as "others"
 MAX_POINTS = 800       # time points: every change, thinned evenly beyond this
@@ -28,7 +29,7 @@ def usage_series(run: SimulationRun) -> dict:
     last: dict[str, int] = {}
     steps: list[tuple[int, dict[str, int]]] = []
     for change in run.timeline:
-        if change.resource != GPU:
+        if change.resource != GPU_RESOURCE:
             continue
         team = change.team
         area[team] = area.get(team, 0) + level.get(team, 0) * (change.time - last.get(team, 0))

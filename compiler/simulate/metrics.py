@@ -22,15 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.evaluator.models import ClusterState
+from compiler.core.resources import GPU_RESOURCE, MIG_PREFIX
 from compiler.simulate.driver import JobRun, SimulationRun
 
-GPU = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
 HOUR = 3600.0
 
 
 def is_accelerator(resource: str) -> bool:
-    return resource == GPU or resource.startswith(MIG_PREFIX)
+    # core.resources.is_gpu, written out: this runs for every usage change of a run
+    return resource == GPU_RESOURCE or resource.startswith(MIG_PREFIX)
 
 
 def percentile(values: list[int], fraction: float) -> int | None:
@@ -145,7 +145,7 @@ def summarize(result: SimulationRun, state: ClusterState, weights: dict[str, flo
         sweep.close(end)
     teams = _teams(result.runs, sweeps, weights)
     pools = _pools(sweeps, per_queue, shared, end - start)
-    gpu_pools = [p for p in pools if p["resource"] == GPU]
+    gpu_pools = [p for p in pools if p["resource"] == GPU_RESOURCE]
     return {
         "jobs": [_job(r) for r in result.runs],
         "teams": teams,
@@ -166,7 +166,7 @@ def _job(run: JobRun) -> dict:
 
 def _teams(runs: list[JobRun], sweeps: dict[tuple[str, str], _FlavorSweep], weights: dict[str, float]) -> list[dict]:
     total_weight = sum(weights.values()) or 1.0
-    total_gpu = sum(t.used for (f, r), s in sweeps.items() if r == GPU for t in s.teams.values()) or 0.0
+    total_gpu = sum(t.used for (f, r), s in sweeps.items() if r == GPU_RESOURCE for t in s.teams.values()) or 0.0
     by_team: dict[str, list[JobRun]] = {}
     for run in runs:
         by_team.setdefault(run.job.team, []).append(run)
@@ -175,7 +175,7 @@ def _teams(runs: list[JobRun], sweeps: dict[tuple[str, str], _FlavorSweep], weig
         team_runs = by_team.get(team, [])
         waits = [r.waited for r in team_runs if r.waited is not None]
         tallies = {fr: s.teams[team] for fr, s in sweeps.items() if team in s.teams}
-        used = sum(t.used for (f, r), t in tallies.items() if r == GPU) / HOUR
+        used = sum(t.used for (f, r), t in tallies.items() if r == GPU_RESOURCE) / HOUR
         mig = {}
         for (flavor, resource), tally in sorted(tallies.items()):
             if resource.startswith(MIG_PREFIX) and tally.used:
@@ -186,8 +186,8 @@ def _teams(runs: list[JobRun], sweeps: dict[tuple[str, str], _FlavorSweep], weig
             "wait": {"p50": percentile(waits, 0.5), "p95": percentile(waits, 0.95), "max": max(waits, default=None),
                      "mean": round(sum(waits) / len(waits), 1) if waits else None},
             "gpuHours": round(used, 3),
-            "borrowedGpuHours": round(sum(t.borrowed for (f, r), t in tallies.items() if r == GPU) / HOUR, 3),
-            "lentGpuHours": round(sum(t.lent for (f, r), t in tallies.items() if r == GPU) / HOUR, 3),
+            "borrowedGpuHours": round(sum(t.borrowed for (f, r), t in tallies.items() if r == GPU_RESOURCE) / HOUR, 3),
+            "lentGpuHours": round(sum(t.lent for (f, r), t in tallies.items() if r == GPU_RESOURCE) / HOUR, 3),
             "migInstanceHours": mig,
             "preemptionsSuffered": sum(r.preemptions for r in team_runs),
             "preemptionsCaused": sum(r.preempted_others for r in team_runs),

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler import codes
-from compiler.errors import Diagnostic, PolicyError, SourcePosition
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, PolicyError, SourcePosition
 from compiler.evaluator import load_manifests
-from compiler.forked import Outcome, beside
-from compiler.longrun import few_collections
-from compiler.pipeline import ClusterArtifacts, PolicySource, compile_policy
+from compiler.runtime.parallel import Outcome, beside
+from compiler.runtime.garbage_collection import few_collections
+from compiler.stages.pipeline import ClusterArtifacts, PolicySource, compile_policy
 from compiler.simulate import metrics
 from compiler.simulate.driver import Simulation, SimulationRun
 from compiler.simulate.trace import Trace, TraceNotes, export_jobs, from_export, is_kueue_export, read_bytes, read_trace
@@ -57,7 +57,7 @@ def simulate_both(before: PolicySource, after: PolicySource, trace_path: Path,
                   cluster: str | None = None) -> tuple[Outcome[dict], Outcome[SimulationReport]]:
     """One trace through two policies (`--compare`, the what-if of a pull request): the summary
     of `before`'s run and `after`'s whole report, each with the error its run met. On two CPUs
-    the runs go side by side (compiler/forked.py), with the answers of one after the other."""
+    the runs go side by side (compiler/runtime/parallel.py), with the answers of one after the other."""
     return beside(lambda: simulate_policy(before, trace_path, cluster).summary,
                   lambda: simulate_policy(after, trace_path, cluster))
 

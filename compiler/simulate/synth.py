@@ -12,9 +12,9 @@ import math
 import random
 from dataclasses import dataclass
 
-from compiler import codes
-from compiler.errors import Diagnostic, InputError
-from compiler.resolved_model import ResolvedCluster
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, InputError
+from compiler.stages.resolved_model import ResolvedCluster
 from compiler.simulate.trace import MAX_AT, MAX_DURATION
 
 DISTRIBUTIONS = ("exponential", "lognormal", "fixed")

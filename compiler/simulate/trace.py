@@ -32,11 +32,12 @@ from typing import Annotated, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
-from compiler import codes
-from compiler.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
-from compiler.load import PolicySourceFile, load_file
-from compiler.policy import DeclaredWorkload, DnsLabel
-from compiler.validate import report_model_errors
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
+from compiler.core.resources import GPU_RESOURCE, MIG_PREFIX, is_gpu, is_mig
+from compiler.language.load import PolicySourceFile, load_file
+from compiler.language.policy import DeclaredWorkload, DnsLabel
+from compiler.language.validate import report_model_errors
 
 MAX_JOBS = 1_000_000
 MAX_AT = 10**10          # seconds from the trace's start (about 317 years)
@@ -390,11 +391,11 @@ def export_jobs(documents: list[tuple[object, SourcePosition]]) -> list[Exported
 def _shape(workload, doc: dict) -> dict:
     """The trace fields of a Workload: its GPU pod set's pods and per-pod requests."""
     pod_sets = sorted(workload.podsets, key=lambda ps: -sum(
-        v for r, v in ps.per_pod.items() if r == "nvidia.com/gpu" or r.startswith("nvidia.com/mig-")) * ps.count)
+        v for r, v in ps.per_pod.items() if is_gpu(r)) * ps.count)
     main = pod_sets[0]
     shape: dict = {"replicas": max(1, sum(ps.count for ps in pod_sets if ps.per_pod == main.per_pod))}
-    gpus = main.per_pod.get("nvidia.com/gpu", 0)
-    migs = {r.removeprefix("nvidia.com/mig-"): v for r, v in main.per_pod.items() if r.startswith("nvidia.com/mig-")}
+    gpus = main.per_pod.get(GPU_RESOURCE, 0)
+    migs = {r.removeprefix(MIG_PREFIX): v for r, v in main.per_pod.items() if is_mig(r)}
     if gpus:
         shape["gpus"] = gpus
     elif migs:

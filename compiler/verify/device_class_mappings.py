@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import codes
+from ..core import codes
 from . import k8s_names
 from .cel_syntax import syntax_error
 from .problem import ObjectProblem

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .k8s_names import DNS1123_SUBDOMAIN_PATTERN
-from compiler.quantity import QUANTITY_PATTERN
+from compiler.core.quantity import QUANTITY_PATTERN
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 V1BETA1 = "kueue.x-k8s.io/v1beta1"

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from compiler.quantity import QUANTITY_PATTERN, QuantityError, Wording
-from compiler.quantity import parse_quantity as parse_any_quantity
+from compiler.core.quantity import QUANTITY_PATTERN, QuantityError, Wording
+from compiler.core.quantity import parse_quantity as parse_any_quantity
 
 from . import k8s_names
 from .kueue_spec import V1BETA1

@@ -15,7 +15,7 @@ class ObjectProblem:
                 identify the object ("" when absent)
     field_path  where in the object, API-server style: "spec.resourceGroups[0].flavors[1].name"
                 ("" = the whole object)
-    code        a stable KP5xx code (compiler/codes.py)
+    code        a stable KP5xx code (compiler/core/codes.py)
     message     stands alone, in the API server's / webhook's words where possible
     rule        a stable, finer identifier of the rule that fired (e.g. "cq.lendingLimit.aboveNominal")
     """

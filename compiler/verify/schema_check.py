@@ -16,7 +16,7 @@ import jsonschema
 from jsonschema import Draft202012Validator, ValidationError
 
 from .k8s_names import DNS1123_SUBDOMAIN_PATTERN
-from compiler.quantity import QUANTITY_PATTERN
+from compiler.core.quantity import QUANTITY_PATTERN
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 
-from .. import codes, yamlio
+from ..core import codes, yamlio
 from . import admission_policy, builtin, dra_native, kueue_cel, kueue_spec, kueue_webhook, metadata
 from .device_class_mappings import verify_device_class_mappings
 from .problem import ObjectProblem

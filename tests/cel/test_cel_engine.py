@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from compiler.cel import (CelCompileError, CelEvaluationError, CelUnsupportedError, Quantity, Semver,
                           compile_expression, evaluate)
-from compiler.errors import SourcePosition
+from compiler.core.errors import SourcePosition
 
 
 @pytest.mark.parametrize("expression, expected", [

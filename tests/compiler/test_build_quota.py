@@ -7,9 +7,9 @@ from fractions import Fraction
 
 from click.testing import CliRunner
 
-from compiler.build import ClusterBuilder, FlavorQuota, cpu_memory_with, format_amount
+from compiler.stages.build import ClusterBuilder, FlavorQuota, cpu_memory_with, format_amount
 from compiler.cli import main
-from compiler.pipeline import PolicySource, compile_policy
+from compiler.stages.pipeline import PolicySource, compile_policy
 from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import REPO_ROOT
 
@@ -100,7 +100,7 @@ def test_jobs_option_gives_the_same_files_in_one_process(tmp_path):
 
 
 def test_each_distinct_quota_is_rounded_and_formatted_once(tmp_path):
-    from compiler import build as build_module
+    from compiler.stages import build as build_module
     artifacts = _compiled(_policy(tmp_path))
     build_module._emitted_quota.cache_clear()
     build_module._quota_entry.cache_clear()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import yamlio
-from compiler.errors import DiagnosticSink
-from compiler.load import PolicySourceFile, discover_files, load_file
+from compiler.core import yamlio
+from compiler.core.errors import DiagnosticSink
+from compiler.language.load import PolicySourceFile, discover_files, load_file
 from kp_testing import REPO_ROOT, node_paths
 
 EDGE_CASES = """\
@@ -83,7 +83,7 @@ def test_templates_ship_inside_the_package():
     # package data (an installed kueue-policy has no repository around it).
     import tomllib
 
-    from compiler.templating import TEMPLATES_DIR
+    from compiler.core.templating import TEMPLATES_DIR
     assert TEMPLATES_DIR.resolve() == (REPO_ROOT / "templates").resolve()
     package_data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "templates/**/*" in package_data["compiler"]

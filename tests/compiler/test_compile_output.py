@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from compiler.pipeline import PolicySource, compile_policy
+from compiler.stages.pipeline import PolicySource, compile_policy
 from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import REPO_ROOT, run_cli
 
@@ -259,7 +259,7 @@ def test_files_from_the_second_process_equal_the_single_process_ones(tmp_path):
     sys.path.insert(0, str(REPO_ROOT / "bench"))
     from generate_policy import generate
 
-    from compiler.pipeline import PARALLEL_MIN_OBJECTS
+    from compiler.stages.pipeline import PARALLEL_MIN_OBJECTS
     teams = PARALLEL_MIN_OBJECTS // 3 + 5
     policy = generate(tmp_path / "policy", teams, 8, 20)
     forked = tmp_path / "forked"

@@ -17,13 +17,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import yamlio
-from compiler.errors import DiagnosticSink, InputError, PolicyError
+from compiler.core import yamlio
+from compiler.core.errors import DiagnosticSink, InputError, PolicyError
 from compiler.evaluator.loader import load_documents
 from compiler.evaluator.reader import parse_text
-from compiler.load import PolicySourceFile, load_sources
-from compiler.resolve import resolve
-from compiler.validate import validate_documents
+from compiler.language.load import PolicySourceFile, load_sources
+from compiler.stages.resolve import resolve
+from compiler.language.validate import validate_documents
 from kp_testing import REPO_ROOT, node_paths
 
 PER_INPUT_SECONDS = 20  # generous on a loaded 2-core machine; a hang is minutes

@@ -204,7 +204,7 @@ KUEUE_CHART_VALUES = KUEUE_DEFAULT.parents[3] / "charts" / "kueue" / "values.yam
 
 
 def test_helm_values_use_the_key_kueue_s_chart_reads():
-    from compiler.kueue_config import helm_values
+    from compiler.stages.kueue_config import helm_values
     if not KUEUE_CHART_VALUES.exists():
         pytest.skip("Kueue's chart is not in the Go module cache on this machine")
     chart = yaml.safe_load(KUEUE_CHART_VALUES.read_text())

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml as pyyaml
 
-from compiler import yamlio
-from compiler.templating import TEMPLATES_DIR, render_object, render_text
+from compiler.core import yamlio
+from compiler.core.templating import TEMPLATES_DIR, render_object, render_text
 from kp_testing import REPO_ROOT, run_cli
 
 TRICKY = ["no", "yes", "on", "off", "null", "true", "0123", "1e3", "0x1f", "~", "y", "0o17", "1_000", "2024-01-01"]

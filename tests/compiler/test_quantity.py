@@ -11,8 +11,8 @@ import pytest
 
 from compiler.cel.engine import CelEvaluationError, evaluate
 from compiler.cel.k8s_ext import CelFunctionError, Quantity
-from compiler.policy import _quantity as policy_quantity
-from compiler.quantity import (
+from compiler.language.policy import _quantity as policy_quantity
+from compiler.core.quantity import (
     MAX_DIGITS, MAX_EXPONENT, QuantityError, format_quantity, format_units, parse_quantity, round_memory, to_units,
 )
 from compiler.verify.kueue_webhook import parse_quantity as verify_quantity

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kp_testing.exports import export_text, exported
 
-from compiler.errors import InputError, Severity
+from compiler.core.errors import InputError, Severity
 from compiler.evaluator.reader import parse_text
 from compiler.simulate.trace import export_jobs, from_export
 

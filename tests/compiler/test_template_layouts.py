@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import templating, yamlio
-from compiler.templating import render_object, render_text
+from compiler.core import templating, yamlio
+from compiler.core.templating import render_object, render_text
 from test_names_that_look_like_values import TRICKY, YAML_TEMPLATES, _context
 
 AWKWARD = ["multi\nline\n", "tab\there", "a\x85b", "\ufeffbom", "a\u2028b", "emoji 😀", "q\"uote", "back\\slash",

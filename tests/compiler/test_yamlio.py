@@ -1,4 +1,4 @@
-"""compiler.yamlio: one scalar schema (YAML 1.2 core) for every reader, duplicate keys caught in
+"""compiler.core.yamlio: one scalar schema (YAML 1.2 core) for every reader, duplicate keys caught in
 one place, and a writer whose strings read back as strings in every common reader."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import yaml as pyyaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import yamlio
-from compiler.errors import InputError
+from compiler.core import yamlio
+from compiler.core.errors import InputError
 from compiler.evaluator.reader import parse_text
 
 
@@ -118,8 +118,8 @@ def test_the_block_writer_writes_the_library_bytes(data):
 def test_manifests_take_the_block_writer_and_keep_their_bytes(tmp_path):
     """Every object of the example policy is written without the library, byte for byte as the
     library writes it (the property test above covers the rest of what the writer accepts)."""
-    from compiler.emit import canonical
-    from compiler.pipeline import PolicySource, compile_policy
+    from compiler.stages.emit import canonical
+    from compiler.stages.pipeline import PolicySource, compile_policy
     result = compile_policy(PolicySource.from_directory(Path(__file__).resolve().parents[2] / "policies"))
     objects = [canonical(o.obj) for artifacts in result.clusters.values() for o in artifacts.objects]
     fast = 0

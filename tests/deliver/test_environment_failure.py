@@ -3,8 +3,8 @@ formats every diagnostic (`error[KPnnn]: message`), once."""
 
 from __future__ import annotations
 
-from compiler import codes
-from compiler.errors import EnvironmentFailure
+from compiler.core import codes
+from compiler.core.errors import EnvironmentFailure
 from kp_testing import run_cli
 
 

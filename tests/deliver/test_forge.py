@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compiler.deliver.forge import ChangeRequest, GitHubForge, GitLabForge, forge_from_environment
-from compiler.errors import EnvironmentFailure
+from compiler.core.errors import EnvironmentFailure
 from kp_testing.forge_server import StandInForge
 
 TOKEN = "ghp_s3cr3t-token-value-0123456789"

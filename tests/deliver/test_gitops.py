@@ -13,7 +13,7 @@ import lupa
 import pytest
 import yaml
 
-from compiler.gitops_wiring import (
+from compiler.stages.gitops_wiring import (
     ARGOCD_APPLICATION_HEALTH_LUA,
     ARGOCD_CLUSTERQUEUE_HEALTH_LUA,
     GitopsCluster,

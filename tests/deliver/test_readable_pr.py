@@ -10,8 +10,8 @@ import pytest
 
 from compiler.deliver.render import render_pull_request
 from compiler.deliver.semantic_diff import CompiledSide, diff_sides
-from compiler.pipeline import PolicySource, compile_policy
-from compiler.quota_tree import label_text, mermaid, node_id, outline
+from compiler.stages.pipeline import PolicySource, compile_policy
+from compiler.stages.quota_diagram import label_text, mermaid, node_id, outline
 from kp_testing import mermaid as mermaid_cli
 from kp_testing.git_repos import PolicyRepo, invoke
 

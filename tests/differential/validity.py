@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from compiler.quantity import QuantityError, to_units
+from compiler.core.quantity import QuantityError, to_units
 from compiler.verify import verify_objects
 
 VERIFIED_KINDS = {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from compiler.quantity import format_units
+from compiler.core.quantity import format_units
 
 from .validity import fitting_flavor, pod_requests, quota_problems, selects
 

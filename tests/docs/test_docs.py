@@ -13,7 +13,7 @@ import yaml
 
 from compiler.dra import classes as dra
 from compiler.mig import mig_manager
-from compiler.schema_cli import kind_schema
+from compiler.language.cli import kind_schema
 from kp_testing import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"

@@ -15,7 +15,7 @@ from compiler.dra.classes import (build_dra_objects, check_dra_version, claim_te
                                   gpu_class_name, gpu_device_class, kueue_config_patch,
                                   mig_class_name, mig_device_class)
 from compiler.dra.inventory import DeviceClassSpec, Manifests, Selector, load_inventory
-from compiler.errors import PolicyError, SourcePosition
+from compiler.core.errors import PolicyError, SourcePosition
 from compiler.mig.catalogue import load_catalogue
 
 INVENTORY = Path(__file__).parent / "data" / "inventory-nvidia.yaml"

@@ -175,7 +175,7 @@ def test_evaluate_loads_only_what_it_runs(tmp_path: Path) -> None:
     probe = ("import sys\nfrom compiler.cli import main\n"
              f"try:\n    main(['evaluate', {str(manifests)!r}, '--format', 'json'])\n"
              "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
-             "print(sorted(m for m in ('git', 'compiler.build', 'compiler.pipeline', 'jinja2') if m in sys.modules),"
+             "print(sorted(m for m in ('git', 'compiler.stages.build', 'compiler.stages.pipeline', 'jinja2') if m in sys.modules),"
              " file=sys.stderr)\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

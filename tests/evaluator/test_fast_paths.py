@@ -404,7 +404,7 @@ def test_a_search_answered_without_being_made_evicts_nothing_when_made() -> None
 
 @pytest.mark.parametrize("fair_sharing", [False, True])
 def test_a_run_makes_no_reference_cycles(fair_sharing: bool) -> None:
-    """Long runs let the cyclic garbage collector run rarely (compiler/longrun.py): its passes
+    """Long runs let the cyclic garbage collector run rarely (compiler/runtime/garbage_collection.py): its passes
     only cost time, which is safe while a run leaves no cyclic garbage behind. Checked here on
     a churning world (a run with preemptions, fill-back and requeues)."""
     import gc

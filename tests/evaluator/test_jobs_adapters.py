@@ -7,6 +7,7 @@ import pytest
 
 from compiler.evaluator import load_manifests
 from compiler.evaluator.jobs import JobContext, JobObject, adapter_for, workload_name
+from kp_testing.kueue_gave import ONE_CPU_ROLE_HASH
 
 Q = {"kueue.x-k8s.io/queue-name": "lq"}
 
@@ -220,22 +221,23 @@ def test_pods_and_groups() -> None:
 
 
 def test_role_hash_is_kueues() -> None:
-    # Kueue's utilpod.GenerateRoleHash of these specs (computed with its Go code)
+    # The role hash is taken over the spec with quantities written as Kubernetes'
+    # resource.Quantity prints them (its canonical form, as in `kubectl get -o yaml`)
     from compiler.evaluator.jobs.base import JobObject
     from compiler.evaluator.jobs.pod import role_hash
-    from compiler.quantity import canonical_quantity
+    from compiler.core.quantity import canonical_quantity
     assert [canonical_quantity(q) for q in ("1", "1000m", "1.5", "2048Mi", "1000", "100M", "0.5Gi", "1e3")] == \
         ["1", "1", "1500m", "2Gi", "1k", "100M", "512Mi", "1e3"]
-    # one container requesting cpu "1": Kueue names this role dc85db45 (kueue-oracle
-    # --print-workloads on fixtures/kueue-docs/kueue-pod-group.yaml); limits count as requests
+    # one container requesting cpu "1": the role hash Kueue gives it (kp_testing/kueue_gave.py,
+    # computed again by kueue-oracle where Go is); limits count as requests
     for spec in (pod()["spec"], {"containers": [{"name": "x", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}]}):
         member = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
-        assert role_hash(member) == "dc85db45"
+        assert role_hash(member) == ONE_CPU_ROLE_HASH
     given = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {
         "name": "p", "annotations": {"kueue.x-k8s.io/role-hash": "mine"}}, "spec": pod()["spec"]})
     assert role_hash(given) == "mine"
     other = JobObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod("2")["spec"]})
-    assert role_hash(other) != "dc85db45"
+    assert role_hash(other) != ONE_CPU_ROLE_HASH
 
 
 def test_children_of_managed_jobs_and_default_local_queue() -> None:

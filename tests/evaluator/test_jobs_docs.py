@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kp_testing import run_cli
+from kp_testing.kueue_gave import NAMES_AND_POD_SETS
 
 DOCS = Path(__file__).parent / "fixtures" / "kueue-docs"
 CLUSTER = DOCS / "cluster.yaml"
@@ -121,19 +122,10 @@ def test_real_kueue_doc_examples_when_available(tmp_path: Path) -> None:
         assert out["workloads"] and all(w["status"] == "admitted" for w in out["workloads"]), (example, out)
 
 
-# Names and pod sets that Kueue v0.19.2's own Go code gives these examples (each integration's
-# PodSets() and GetWorkloadNameFor<Kind>(), run on the same YAML with a throwaway Go program
-# against sigs.k8s.io/kueue@v0.19.2): the Python adapters must give the same.
-KUEUE_GO_GAVE = {
-    "sample-pytorchjob.yaml": ("default/pytorchjob-pytorch-simple-be23d", {"master": 1, "worker": 1}),
-    "sample-mpijob.yaml": ("default/mpijob-pi-63358", {"launcher": 1, "worker": 2}),
-    "ray-job-sample.yaml": ("default/rayjob-rayjob-sample-fb770", {"head": 1, "small-group": 1, "submitter": 1}),
-    "ray-cluster-sample.yaml": ("default/raycluster-raycluster-complete-4fc72", {"head": 1, "small-group": 1}),
-}
-
-
+# Names and pod sets that Kueue v0.19.2's own code gives these examples (kp_testing/kueue_gave.py:
+# kueue-oracle computes them again where Go is): the Python adapters must give the same.
 def test_names_and_pod_sets_are_the_ones_kueues_code_gives() -> None:
-    files = [DOCS / name for name in KUEUE_GO_GAVE]
+    files = [DOCS / name for name in NAMES_AND_POD_SETS]
     out, _ = evaluate(CLUSTER, *files)
     got = {w["name"]: w["count"] for w in out["workloads"]}
-    assert got == dict(KUEUE_GO_GAVE.values())
+    assert got == dict(NAMES_AND_POD_SETS.values())

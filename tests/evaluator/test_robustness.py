@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import InputError
+from compiler.core.errors import InputError
 from compiler.evaluator import evaluate, load_manifests
 from kp_testing import node_paths
 

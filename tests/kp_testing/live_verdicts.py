@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from compiler.admissibility import pod_request
-from compiler.pipeline import PolicySource, compile_policy
-from compiler.quantity import parse_quantity
+from compiler.stages.admissibility import pod_request
+from compiler.stages.pipeline import PolicySource, compile_policy
+from compiler.core.quantity import parse_quantity
 from kp_testing.sandbox import LiveCluster, wait_until
 
 GPU_PREFIX = "nvidia.com/"

@@ -63,7 +63,7 @@ def team(name: str, body: str, cluster: str = "lab") -> str:
 def compile_cluster(root: Path, cluster: str, teams: dict[str, str]):
     """The compiled artifacts of a one-cluster policy written under `root` (teams by name ->
     spec body)."""
-    from compiler.pipeline import PolicySource, compile_policy
+    from compiler.stages.pipeline import PolicySource, compile_policy
 
     files = {"cluster.yaml": cluster} | {f"{name}.yaml": team(name, body) for name, body in teams.items()}
     result = compile_policy(PolicySource.from_directory(write_policy(root, files)))

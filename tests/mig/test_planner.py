@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from compiler.errors import PolicyError
+from compiler.core.errors import PolicyError
 from compiler.mig.catalogue import load_catalogue
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import first_fit_decreasing, lower_bounds, plan_mig

@@ -21,6 +21,7 @@ from ruamel.yaml import YAML
 
 from compiler.evaluator import load_manifests
 from kp_testing import REPO_ROOT, run_cli
+from kp_testing.kueue_gave import NAMES_AND_POD_SETS, ONE_CPU_ROLE_HASH, POD_GROUP_FILE
 
 DOCS = REPO_ROOT / "tests" / "evaluator" / "fixtures" / "kueue-docs"
 CLUSTER = DOCS / "cluster.yaml"
@@ -339,3 +340,14 @@ def test_both_engines_give_the_same_verdicts(oracle_bin, tmp_path, name, monkeyp
     path = manifest(name, tmp_path)
     python = verdicts("python", CLUSTER, path)
     assert python and python == verdicts("kueue", CLUSTER, path)
+
+
+def test_the_values_the_offline_tests_hold_are_kueues(oracle_bin):
+    """The names, pod sets and role hash that the engine's tests hold so as to run without Go
+    (kp_testing/kueue_gave.py) are the ones Kueue's own code computes."""
+    for name, (workload, counts) in NAMES_AND_POD_SETS.items():
+        built, _ = kueue_workloads(oracle_bin, DOCS / name)
+        assert list(built) == [workload], name
+        assert {ps["name"]: ps["count"] for ps in built[workload]["podSets"]} == counts, name
+    built, _ = kueue_workloads(oracle_bin, DOCS / POD_GROUP_FILE)
+    assert built and all([ps["name"] for ps in w["podSets"]] == [ONE_CPU_ROLE_HASH] for w in built.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import codes
+from compiler.core import codes
 from compiler.verify import verify_objects
 from compiler.verify.builtin import bundled_versions, schema_version_for
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import codes
+from compiler.core import codes
 from compiler.verify import kueue_spec, verify_objects
 from kp_testing.verify_crd_oracle import CrdOracle, convert
 from kp_testing.verify_strategies import BY_KIND, V1BETA1, V1BETA2, with_unknown_field

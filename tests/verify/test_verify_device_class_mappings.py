@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import codes
+from compiler.core import codes
 from compiler.verify import verify_device_class_mappings
 
 SELECTOR = {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "H100"'}}

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from compiler import codes
+from compiler.core import codes
 from compiler.verify import ObjectProblem, verify_objects
 
 V1 = "kueue.x-k8s.io/v1beta1"

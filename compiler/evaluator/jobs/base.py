@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from compiler.core.shapes import checked_or_empty
+
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 
 # Kueue's generated names: "<kind>-<owner name>" cut to 253 - 1 - 5 characters, then "-" and the
@@ -72,11 +74,7 @@ class JobObject:
     def of(cls, doc: dict) -> "JobObject":
         meta = doc["metadata"]
         api_version = doc.get("apiVersion", "")
-        spec = doc.get("spec")
-        if spec is None:
-            spec = {}
-        if not isinstance(spec, dict):
-            raise Unusable("spec is not a mapping")
+        spec = checked_or_empty(doc.get("spec"), dict, "spec", Unusable, wording="is not")
         generation = meta.get("generation")
         status = doc.get("status")
         phase = status.get("phase") if isinstance(status, dict) else None
@@ -141,19 +139,11 @@ def one_workload(job: JobObject, podsets: list[PodSetSpec], priority_class: str 
 
 def mapping(value: object, what: str) -> dict:
     """A nested mapping of the job (absent = empty); anything else makes the job unusable."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise Unusable(f"{what} must be a mapping")
-    return value
+    return checked_or_empty(value, dict, what, Unusable)
 
 
 def items(value: object, what: str) -> list:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise Unusable(f"{what} must be a list")
-    return value
+    return checked_or_empty(value, list, what, Unusable)
 
 
 def int_or(value: object, default: int) -> object:

@@ -4,6 +4,7 @@ completions)."""
 
 from __future__ import annotations
 
+from compiler.core.shapes import checked
 from compiler.evaluator.jobs.base import (
     Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Unusable, int_or, items, mapping, one_workload,
     pods_per_job, times,
@@ -14,8 +15,7 @@ def replicated_job_podsets(replicated_jobs: list, what: str) -> list[PodSetSpec]
     """Pod sets of a JobSet spec's replicatedJobs (also used for TrainJob's child JobSet)."""
     podsets = []
     for index, rj in enumerate(replicated_jobs):
-        if not isinstance(rj, dict):
-            raise Unusable(f"{what}[{index}] is not a mapping")
+        checked(rj, dict, f"{what}[{index}]", Unusable, wording="is not")
         name = rj.get("name")
         if not isinstance(name, str) or not name:
             raise Unusable(f"{what}[{index}].name is missing")

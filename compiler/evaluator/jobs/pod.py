@@ -23,7 +23,7 @@ import json
 import re
 
 from compiler.evaluator.jobs.base import Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Unusable, one_workload
-from compiler.quantity import canonical_quantity
+from compiler.core.quantity import canonical_quantity
 
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"

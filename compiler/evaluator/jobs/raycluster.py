@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 
+from compiler.core.shapes import checked
 from compiler.evaluator.jobs.base import (
     Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Rejected, Unusable, int_or, items, mapping,
     one_workload, times,
@@ -46,9 +47,7 @@ def head_template(job: JobObject, cluster: dict, path: str) -> dict:
     head = mapping(mapping(cluster.get("headGroupSpec"), f"{path}.headGroupSpec").get("template"),
                    f"{path}.headGroupSpec.template")
     head = copy.deepcopy(head)
-    spec = head.setdefault("spec", {})
-    if not isinstance(spec, dict):
-        raise Unusable(f"{path}.headGroupSpec.template.spec must be a mapping")
+    spec = checked(head.setdefault("spec", {}), dict, f"{path}.headGroupSpec.template.spec", Unusable)
     containers = items(spec.get("containers"), f"{path}.headGroupSpec.template.spec.containers")
     if (job.annotations.get(FT_ANNOTATION, "").lower() == "true"
             or cluster.get("gcsFaultToleranceOptions") is not None):
@@ -66,12 +65,8 @@ def head_template(job: JobObject, cluster: dict, path: str) -> dict:
 
 def _floor_requests(container: dict, floor: dict[str, str]) -> None:
     """Kueue merges the clean-up requests into the container's, keeping the larger of each."""
-    resources = container.setdefault("resources", {})
-    if not isinstance(resources, dict):
-        raise Unusable("head container resources must be a mapping")
-    requests = resources.setdefault("requests", {})
-    if not isinstance(requests, dict):
-        raise Unusable("head container resources.requests must be a mapping")
+    resources = checked(container.setdefault("resources", {}), dict, "head container resources", Unusable)
+    requests = checked(resources.setdefault("requests", {}), dict, "head container resources.requests", Unusable)
     for resource, amount in floor.items():
         requests[resource] = larger_quantity(resource, requests[resource], amount) if resource in requests \
             else amount

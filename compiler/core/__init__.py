@@ -1,0 +1,1 @@
+"""Core utilities: errors and codes, quantities, YAML, templates, words for people."""

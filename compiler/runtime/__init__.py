@@ -1,0 +1,1 @@
+"""Runtime helpers for long and parallel runs."""

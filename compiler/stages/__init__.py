@@ -1,0 +1,1 @@
+"""The compile stages after validation (resolve, plan, build, emit) and their output."""

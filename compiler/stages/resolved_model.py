@@ -1,0 +1,134 @@
+"""The resolved cluster model: what resolve produces and plan/build consume.
+
+Everything here is already checked: references resolve, defaults are applied, the cohort tree is
+a tree. Each piece keeps the policy document it came from (`Located`) so later stages can still
+point at the user's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from compiler.mig.catalogue import GpuModel, load_catalogue
+from compiler.language.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
+from compiler.language.validate import Located
+
+
+
+@dataclass
+class ResolvedPool:
+    spec: Pool
+    index: int  # position in the cluster's pool list (declaration order breaks ties)
+    overcommit: float
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def flavor(self) -> str:
+        return self.spec.name
+
+    @property
+    def gpus(self) -> int:
+        """Physical GPUs in the pool."""
+        return self.spec.nodes * self.spec.gpusPerNode
+
+    @property
+    def guarantee_capacity(self) -> int:
+        """How many GPUs may be guaranteed on this pool (capacity x overcommit, rounded down)."""
+        return int(Fraction(self.gpus) * Fraction(str(self.overcommit)))
+
+    @property
+    def is_mig(self) -> bool:
+        return self.spec.is_mig
+
+    @property
+    def gpu_model(self) -> GpuModel | None:
+        """The catalogue's entry for the pool's GPU model (None for a model it does not know)."""
+        return load_catalogue().model(self.spec.gpu)
+
+    @property
+    def capacity_class(self) -> str:
+        """'spot' or 'on-demand' (reserved capacity is paid for either way: it ranks as on-demand)."""
+        return "spot" if self.spec.capacity == "spot" else "on-demand"
+
+
+@dataclass
+class ResolvedWorkload:
+    spec: DeclaredWorkload
+    index: int
+    priority: str | None
+    priority_value: int
+    # The MIG profile one replica asks for: `mig` as written, or the one chosen for `gpuMemory`.
+    mig: str | None = None
+
+
+@dataclass
+class ResolvedTeam:
+    located: Located[TeamDocument]
+    cohort: str | None
+    namespaces: list[str]
+    # Pools the team accepts for whole GPUs / for MIG instances, in preference order.
+    gpu_pools: list[ResolvedPool]
+    mig_pools: list[ResolvedPool]
+    priority: str | None
+    queueing: str
+    preemption: Preemption
+    weight: float
+    mig: dict[str, int]
+    workloads: list[ResolvedWorkload]
+
+    @property
+    def name(self) -> str:
+        return self.located.model.metadata.name
+
+    @property
+    def spec(self):
+        return self.located.model.spec
+
+    @property
+    def flavor_pools(self) -> list[ResolvedPool]:
+        """Every pool that becomes a flavor of this team's ClusterQueue, in preference order."""
+        return self.gpu_pools + [p for p in self.mig_pools if p not in self.gpu_pools]
+
+
+@dataclass
+class ResolvedCohort:
+    spec: CohortSpec
+    parent: str | None  # after attaching declared roots to the cluster root
+    index: int
+
+
+@dataclass
+class ResolvedCluster:
+    located: Located[ClusterDocument]
+    pools: list[ResolvedPool]
+    cohorts: list[ResolvedCohort]
+    root_cohort: str | None
+    priorities: list[PrioritySpec]
+    default_priority: str | None
+    teams: list[ResolvedTeam] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.located.model.metadata.name
+
+    @property
+    def spec(self):
+        return self.located.model.spec
+
+    def pool(self, name: str) -> ResolvedPool | None:
+        return next((p for p in self.pools if p.name == name), None)
+
+    def priority_value(self, name: str | None) -> int:
+        if name is None:
+            return 0
+        return next((p.value for p in self.priorities if p.name == name), 0)
+
+    @property
+    def kueue_api_version(self) -> str:
+        """Kueue >= 0.15 serves kueue.x-k8s.io/v1beta2; older clusters get v1beta1."""
+        major, minor = (int(x) for x in self.spec.kueueVersion.split(".")[:2])
+        return "kueue.x-k8s.io/v1beta2" if (major, minor) >= (0, 15) else "kueue.x-k8s.io/v1beta1"
