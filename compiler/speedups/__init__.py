@@ -11,12 +11,14 @@ for byte (a test runs the same simulation both ways), in about a third less time
 The Python source stays the reference and the only code anyone edits:
 
 - `python -m compiler.speedups build` (run by `make setup`) compiles the modules into
-  `compiler/_compiled/`, with a manifest holding each source's SHA-256.
+  `compiler/_compiled/`, with a manifest holding the SHA-256 of each module's source and of its
+  declarations (`.pxd`, or that it had none): both are what the binary was compiled from.
 - `install()` (run when the `compiler` package is imported) puts `CompiledFinder` first on
   `sys.meta_path`. It loads the compiled copies only when the manifest's digests are those of
-  the sources as they are now: a module edited since the build runs as Python, never as stale
-  code, and so do the others, since compiled modules share their classes' C layouts (see the
-  `.pxd` files) and a compiled module cannot run beside another's Python class.
+  the sources and declarations as they are now: a module whose `.py` or `.pxd` was edited (or
+  whose `.pxd` was added or removed) since the build runs as Python, never as stale code, and so
+  do the others, since compiled modules share their classes' C layouts (see the `.pxd` files)
+  and a compiled module cannot run beside another's Python class.
 - `KUEUE_POLICY_PURE_PYTHON=1` runs everything as Python.
 - `python -m compiler.speedups status` says which modules run compiled, and why not.
 """
@@ -60,8 +62,22 @@ def source_path(module: str, root: Path = PACKAGE_ROOT) -> Path:
     return root.joinpath(*module.split(".")[1:]).with_suffix(".py")
 
 
+def declarations_path(module: str, root: Path = PACKAGE_ROOT) -> Path:
+    """The Cython declarations of `module` (they need not exist)."""
+    return source_path(module, root).with_suffix(".pxd")
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def declarations_digest(path: Path) -> str | None:
+    """The digest of a module's declarations, None when it has none: a `.pxd` added since the
+    build changes the compiled code as much as one edited or removed."""
+    try:
+        return digest(path)
+    except FileNotFoundError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,9 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
             return ModuleStatus(module, False, f"source unreadable: {error}")
         if current != entry["sha256"]:
             return ModuleStatus(module, False, "source changed since the build: running it as Python")
+        change = self._declarations_change(module, entry)
+        if change:
+            return ModuleStatus(module, False, f"{change}: running it as Python")
         stale = self._stale_modules()
         if stale:
             return ModuleStatus(module, False, f"{stale[0]} changed since the build: the compiled modules share "
@@ -129,9 +148,23 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
                     current = digest(source_path(module, self.root))
                 except OSError:
                     current = None
-                if current != entry["sha256"] or not (self.directory / entry["binary"]).is_file():
+                if (current != entry["sha256"] or self._declarations_change(module, entry)
+                        or not (self.directory / entry["binary"]).is_file()):
                     self._stale.append(module)
         return self._stale
+
+    def _declarations_change(self, module: str, entry: dict) -> str:
+        """How the module's `.pxd` differs from the one compiled in ("" when it does not)."""
+        if "declarations" not in entry:  # (a manifest written before builds recorded them)
+            return "the build did not record its declarations (.pxd)"
+        built, current = entry["declarations"], declarations_digest(declarations_path(module, self.root))
+        if built == current:
+            return ""
+        if built is None:
+            return "declarations (.pxd) added since the build"
+        if current is None:
+            return "declarations (.pxd) removed since the build"
+        return "declarations (.pxd) changed since the build"
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname not in self.entries or not self.status(fullname).compiled:
@@ -185,3 +218,12 @@ def _is_extension(module) -> bool:
 
 def abi() -> str:
     return f"{sys.implementation.cache_tag}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+
+
+def build_is_current(modules: tuple[str, ...] = HOT_MODULES, directory: Path = COMPILED_DIR,
+                     root: Path = PACKAGE_ROOT) -> bool:
+    """Whether the build in `directory` holds exactly `modules`, each compiled from its `.py`
+    and `.pxd` as they are now (whatever KUEUE_POLICY_PURE_PYTHON says: this is about the
+    files, not about this process)."""
+    finder = CompiledFinder(directory, root)
+    return not finder.problem and set(finder.entries) == set(modules) and not finder._stale_modules()
