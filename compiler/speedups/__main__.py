@@ -1,4 +1,4 @@
-"""python -m compiler.speedups build [--if-stale] | status [--format text|json]"""
+"""python -m compiler.speedups build [--if-stale] | status [--format text|json] | check"""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from compiler.speedups import COMPILED_DIR, HOT_MODULES, build_is_current, status, summary
+from compiler.speedups import COMPILED_DIR, HOT_MODULES, PACKAGE_ROOT, build_is_current, status, summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,9 +18,12 @@ def main(argv: list[str] | None = None) -> int:
                               help="only when a module's .py or .pxd changed since the last build")
     status_parser = sub.add_parser("status", help="which modules run compiled, and why not")
     status_parser.add_argument("--format", choices=["text", "json"], default="text")
+    sub.add_parser("check", help="whether each .pxd class declares exactly its Python class's fields")
     args = parser.parse_args(argv)
     if args.command == "build":
         return _build(args.if_stale)
+    if args.command == "check":
+        return _check()
     answers = status()
     if args.format == "json":
         print(json.dumps({"engine": summary(), "modules": [
@@ -29,6 +32,18 @@ def main(argv: list[str] | None = None) -> int:
     for answer in answers:
         print(f"{answer.module:40} {answer.why}")
     print(summary())
+    return 0
+
+
+def _check() -> int:
+    from compiler.speedups.declarations import check_package
+
+    mismatches = check_package(PACKAGE_ROOT)
+    for mismatch in mismatches:
+        print(f"{mismatch.message()}", file=sys.stderr)
+    if mismatches:
+        return 1
+    print("speedups: every .pxd class declares its Python class's fields")
     return 0
 
 
