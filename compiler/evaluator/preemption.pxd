@@ -8,9 +8,10 @@ from compiler.evaluator.preemption_common cimport Snapshot
 
 cdef class Preemptor:
     cdef public Snapshot snapshot
-    cdef public bint fair_sharing
-    cdef public bint reuse
-    cdef public bint _reuse
+    # (the constructor's arguments as given, as Python keeps them: not C bools)
+    cdef public object fair_sharing
+    cdef public object reuse
+    cdef public object _reuse
     cdef public dict _answers
     cdef public dict _capped
     cdef public dict _creation
