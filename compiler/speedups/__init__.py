@@ -177,11 +177,19 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
 _finder: CompiledFinder | None = None
 
 
-def install() -> CompiledFinder:
-    """Put the finder of `compiler/_compiled/` first on `sys.meta_path` (once)."""
+def install(directory: Path | None = None) -> CompiledFinder:
+    """Put the finder of a build first on `sys.meta_path` (once): `compiler/_compiled/`'s, or
+    that of the build in `directory`, which replaces it while no hot module is imported yet
+    (bench/bench_speedups.py times builds of some of the modules that way)."""
     global _finder
+    if _finder is not None and directory is not None and _finder.directory != directory:
+        loaded = sorted(module for module in HOT_MODULES if module in sys.modules)
+        if loaded:
+            raise RuntimeError(f"{loaded[0]} is imported already: another build can no longer be used")
+        sys.meta_path.remove(_finder)
+        _finder = None
     if _finder is None:
-        _finder = CompiledFinder(COMPILED_DIR, PACKAGE_ROOT)
+        _finder = CompiledFinder(directory or COMPILED_DIR, PACKAGE_ROOT)
         sys.meta_path.insert(0, _finder)
     return _finder
 
