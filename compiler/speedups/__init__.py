@@ -1,12 +1,15 @@
-"""Compiled copies of the admission engine's hot modules: optional, and never stale.
+"""Compiled copies of the admission engine's hot modules: never stale, never a different answer.
 
 `simulate` replays a cluster's history through the engine, hundreds of thousands of scheduling
 cycles in pure Python, and much of that time is the interpreter's own work (dispatching
 bytecode, calling small methods). Cython compiles the unchanged source of the modules below to
 C extension modules. Annotations are not read as C types (`annotation_typing` is off): the types
 come from the Cython declarations (`.pxd`) beside most of the modules, which make classes
-extension types and calls C calls without changing any value. The answers are the same, byte
-for byte (a test runs the same simulation both ways), in about a third less time.
+extension types and calls C calls without changing any value: a C type is declared only where
+Python's value is one it holds exactly (`bint` where only True or False arrives, `Py_ssize_t`
+for list positions and counts, `double` for a weight Python itself makes a float), anything a
+caller passes in stays an `object`. The answers are the same, byte for byte (tests run
+`evaluate`, circles and simulations both ways), in about a third less time.
 
 The Python source stays the reference and the only code anyone edits:
 
@@ -20,7 +23,9 @@ The Python source stays the reference and the only code anyone edits:
   do the others, since compiled modules share their classes' C layouts (see the `.pxd` files)
   and a compiled module cannot run beside another's Python class.
 - `KUEUE_POLICY_PURE_PYTHON=1` runs everything as Python.
-- `python -m compiler.speedups status` says which modules run compiled, and why not.
+- `python -m compiler.speedups status [--format json]` says which modules run compiled, and why
+  not; `python -m compiler.speedups check` whether every `.pxd` class declares exactly its
+  Python class's fields (compiled, a class has only the fields its `.pxd` declares).
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
                               help="only when a module's .py or .pxd changed since the last build")
     status_parser = sub.add_parser("status", help="which modules run compiled, and why not")
     status_parser.add_argument("--format", choices=["text", "json"], default="text")
-    sub.add_parser("check", help="whether each .pxd class declares exactly its Python class's fields")
+    sub.add_parser("check", help="whether each .pxd class declares exactly its Python class's fields, and "
+                                 "each C bool only ever holds a bool")
     args = parser.parse_args(argv)
     if args.command == "build":
         return _build(args.if_stale)
@@ -36,14 +37,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check() -> int:
-    from compiler.speedups.declarations import check_package
+    from compiler.speedups import c_types, declarations
 
-    mismatches = check_package(PACKAGE_ROOT)
-    for mismatch in mismatches:
-        print(f"{mismatch.message()}", file=sys.stderr)
-    if mismatches:
+    problems = [*declarations.check_package(PACKAGE_ROOT), *c_types.check_package(PACKAGE_ROOT)]
+    for problem in problems:
+        print(problem.message(), file=sys.stderr)
+    if problems:
         return 1
-    print("speedups: every .pxd class declares its Python class's fields")
+    print("speedups: every .pxd class declares its Python class's fields, every C bool holds only bools")
     return 0
 
 

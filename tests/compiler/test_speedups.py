@@ -337,3 +337,41 @@ def test_status_as_json_says_what_this_process_runs():
     assert [m["module"] for m in compiled["modules"]] == list(speedups.HOT_MODULES)
     assert all(m["compiled"] for m in compiled["modules"]) and compiled["engine"].startswith("engine: compiled")
     assert not any(m["compiled"] for m in python["modules"]) and python["engine"].startswith("engine: pure Python")
+
+
+INSTALL_PROBE = """\
+import sys
+from pathlib import Path
+from compiler import speedups
+speedups.install(Path(sys.argv[1]))
+import compiler.evaluator.tree as tree
+print(tree.__file__.endswith(".py"), speedups.status()[0].why.startswith("not built"))
+try:
+    speedups.install(speedups.COMPILED_DIR)
+except RuntimeError as error:
+    print(error)
+"""
+
+
+def test_another_build_replaces_the_default_one_until_the_engine_is_imported(tmp_path):
+    result = subprocess.run([sys.executable, "-c", INSTALL_PROBE, str(tmp_path / "empty")], capture_output=True,
+                            text=True, check=True)
+    first, refused = result.stdout.splitlines()
+    assert first == "True True"
+    assert refused.startswith("compiler.evaluator.")
+    assert refused.endswith(" is imported already: another build can no longer be used")
+
+
+def test_the_benchmarks_configurations_compile_what_each_compiled_module_cimports():
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    from bench_speedups import cimports, configurations
+
+    graph = cimports(speedups.HOT_MODULES)
+    assert any(graph.values())  # (some declarations cimport others)
+    chosen = configurations(speedups.HOT_MODULES, None)
+    assert len(chosen) == len(speedups.HOT_MODULES) + 2
+    for configuration in chosen:
+        for module in configuration.compiled:
+            assert graph[module] <= configuration.compiled, (configuration.name, module)
+    left_out = {c.name: set(speedups.HOT_MODULES) - c.compiled for c in chosen[2:]}
+    assert all(module in left_out[name] for name, module in zip(left_out, speedups.HOT_MODULES))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
+
+from kp_testing import toy_package
 
 from compiler import speedups
 from compiler.speedups.declarations import check, check_package, declared_classes
@@ -26,17 +27,8 @@ def test_every_hot_module_with_declarations_is_checked():
     assert with_declarations and with_declarations <= checked
 
 
-def _toy(tmp_path: Path, py: str, pxd: str) -> Path:
-    package = tmp_path / "toypkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "hot.py").write_text(py)
-    (package / "hot.pxd").write_text(pxd)
-    return package
-
-
 def test_a_pxd_that_disagrees_with_its_class_is_named_with_the_missing_and_extra_fields(tmp_path):
-    package = _toy(tmp_path,
+    package = toy_package(tmp_path,
                    "class Counter:\n"
                    "    def __init__(self):\n"
                    "        self.total = 0\n"
@@ -57,7 +49,7 @@ def test_a_pxd_that_disagrees_with_its_class_is_named_with_the_missing_and_extra
 
 
 def test_slots_inheritance_and_properties_count_as_python_does(tmp_path):
-    package = _toy(tmp_path,
+    package = toy_package(tmp_path,
                    "class Base:\n"
                    "    __slots__ = ('a',)\n"
                    "class Child(Base):\n"
@@ -84,7 +76,7 @@ def test_slots_inheritance_and_properties_count_as_python_does(tmp_path):
 
 
 def test_a_pxd_class_without_a_python_class_is_named(tmp_path):
-    package = _toy(tmp_path, "class Other:\n    pass\n", "cdef class Gone:\n    cdef public object x\n")
+    package = toy_package(tmp_path, "class Other:\n    pass\n", "cdef class Gone:\n    cdef public object x\n")
     [mismatch] = check_package(package)
     assert mismatch.message() == f"{package / 'hot.pxd'}:1: toypkg.hot.Gone: declared as a cdef class, but toypkg.hot has no class Gone"
 
