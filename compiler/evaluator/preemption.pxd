@@ -26,7 +26,7 @@ cdef class Preemptor:
     cpdef _kept(self, tuple key)
     @cython.locals(cached=tuple)
     cpdef _answer(self, tuple key, WorkloadInfo preemptor, cq_name, contested, usage)
-    cpdef bint compares_creation(self, cq_name)
+    cpdef compares_creation(self, cq_name)   # (returns the answer it keeps)
 
 
 cdef class _AtCommit:

@@ -142,7 +142,7 @@ cdef class Engine:
     cpdef _requeue_tree(self, root)
     @cython.locals(info=WorkloadInfo)
     cpdef _outside_selector(self, _Queue queue)
-    cpdef bint _namespace_selected(self, cq_name, namespace)
+    cpdef _namespace_selected(self, cq_name, namespace)   # (returns the answer it keeps)
     @cython.locals(node=QuotaNode)
     cpdef _evict(self, WorkloadInfo victim, _Entry entry, reason)
     cpdef _requeue_root(self, WorkloadInfo info)
