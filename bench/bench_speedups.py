@@ -13,7 +13,7 @@ Each configuration is a manifest of the modules it compiles, over the same binar
 child process that installs its finder before anything imports the engine and reports which
 modules it loaded compiled (checked against the configuration: a run that did not run as
 claimed stops the benchmark). Figures are CPU seconds of the evaluation or simulation, median
-of `--runs`. Works for whatever modules HOT_MODULES lists and whatever their .pxd cimport.
+of `--runs` rounds (each round runs every configuration once). Works for whatever modules HOT_MODULES lists and whatever their .pxd cimport.
 
     .venv/bin/python bench/bench_speedups.py [--workloads 20000] [--jobs 25000] [--runs 3]
                                              [--only evaluate|simulate] [--modules M ...]
@@ -170,19 +170,27 @@ def main() -> None:
         scratch = Path(tmp)
         full = _binaries(scratch)
         policy, trace = _simulate_inputs(scratch, args.jobs, args.teams) if args.only != "evaluate" else (None, None)
-        rows: list[tuple[Configuration, Timing]] = []
-        for configuration in configurations(speedups.HOT_MODULES, args.modules):
-            folder = _manifest_dir(full, configuration, scratch)
-            evaluate = simulate = None
-            if args.only != "simulate":
-                evaluate = statistics.median(_run(folder, configuration, ["evaluate", str(BENCH), str(args.workloads)])
-                                             for _ in range(args.runs))
-            if args.only != "evaluate":
-                simulate = statistics.median(_run(folder, configuration, ["simulate", str(policy), str(trace)])
-                                             for _ in range(args.runs))
-            rows.append((configuration, Timing(evaluate, simulate)))
-            print(_row(configuration, Timing(evaluate, simulate), rows[0][1]), flush=True)
+        chosen = configurations(speedups.HOT_MODULES, args.modules)
+        folders = [_manifest_dir(full, configuration, scratch) for configuration in chosen]
+        evaluate: dict[str, list[float]] = {c.name: [] for c in chosen}
+        simulate: dict[str, list[float]] = {c.name: [] for c in chosen}
+        # Round after round of every configuration (not each one's runs in a row): a neighbour's
+        # load on a shared machine then weighs on every configuration alike.
+        for _ in range(args.runs):
+            for configuration, folder in zip(chosen, folders):
+                if args.only != "simulate":
+                    evaluate[configuration.name].append(
+                        _run(folder, configuration, ["evaluate", str(BENCH), str(args.workloads)]))
+                if args.only != "evaluate":
+                    simulate[configuration.name].append(
+                        _run(folder, configuration, ["simulate", str(policy), str(trace)]))
+        timings = [Timing(_median(evaluate[c.name]), _median(simulate[c.name])) for c in chosen]
+        for configuration, timing in zip(chosen, timings):
+            print(_row(configuration, timing, timings[0]), flush=True)
 
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 def _row(configuration: Configuration, timing: Timing, reference: Timing) -> str:
     """One configuration's figures, and how much slower than every module compiled."""
