@@ -20,12 +20,16 @@ $(BIN)/actionlint: | $(STAMP)
 	  GOBIN="$(abspath $(BIN))" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); \
 	else echo "go not found: the actionlint tests will be skipped"; fi
 
-# The engine's hot modules compiled with Cython (compiler/speedups/): rebuilt when an engine or
-# simulation source changes (a superset of the modules compiled; a source changed and not rebuilt
-# runs as Python, never stale). A failed build (no C compiler) leaves the engine in Python.
+# The engine's hot modules compiled with Cython (compiler/speedups): checked whenever a source,
+# a declaration (.pxd) or a folder of the package changed (a .pxd added or removed changes its
+# folder), and rebuilt when one of the compiled modules' .py or .pxd is not the one compiled.
+# A failed build (no C compiler, a Cython error) fails `make` with its error, leaving the last
+# good build in place; the engine then runs as Python until the next build succeeds.
 COMPILED := compiler/_compiled/manifest.json
-$(COMPILED): $(wildcard compiler/evaluator/*.py compiler/evaluator/*.pxd) compiler/simulate/driver.py compiler/simulate/driver.pxd $(wildcard compiler/speedups/*.py) | $(STAMP)
-	@$(BIN)/python -m compiler.speedups build || echo "make: the engine runs as Python (slower); see above"
+COMPILED_FROM := $(shell find compiler -path compiler/_compiled -prune -o \( -name '*.py' -o -name '*.pxd' \
+                   -o -type d ! -name __pycache__ \) -print)
+$(COMPILED): $(COMPILED_FROM) | $(STAMP)
+	@$(BIN)/python -m compiler.speedups build --if-stale
 speedups: $(COMPILED)
 
 setup: $(STAMP) $(BIN)/actionlint $(COMPILED)

@@ -50,8 +50,9 @@ cdef class FlavorAssigner:
     cdef public object cq
     cdef public QuotaNode node
     cdef public dict flavors
-    cdef public bint fair_sharing
-    cdef public bint ignore_undeclared
+    # (the constructor's arguments as given, as Python keeps them: not C bools)
+    cdef public object fair_sharing
+    cdef public object ignore_undeclared
     cdef public object oracle
     cdef public bint read_usage
     cdef public object readings

@@ -8,9 +8,10 @@ from compiler.evaluator.preemption_common cimport Snapshot
 
 cdef class Preemptor:
     cdef public Snapshot snapshot
-    cdef public bint fair_sharing
-    cdef public bint reuse
-    cdef public bint _reuse
+    # (the constructor's arguments as given, as Python keeps them: not C bools)
+    cdef public object fair_sharing
+    cdef public object reuse
+    cdef public object _reuse
     cdef public dict _answers
     cdef public dict _capped
     cdef public dict _creation
@@ -25,7 +26,7 @@ cdef class Preemptor:
     cpdef _kept(self, tuple key)
     @cython.locals(cached=tuple)
     cpdef _answer(self, tuple key, WorkloadInfo preemptor, cq_name, contested, usage)
-    cpdef bint compares_creation(self, cq_name)
+    cpdef compares_creation(self, cq_name)   # (returns the answer it keeps)
 
 
 cdef class _AtCommit:

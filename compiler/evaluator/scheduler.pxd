@@ -12,7 +12,7 @@ from compiler.evaluator.tree cimport QuotaNode, height_of_lowest_subtree_that_fi
 cdef class _Queue:
     cdef public list heap
     cdef public dict inadmissible
-    cdef public bint strict
+    cdef public object strict   # (the constructor's argument as given, not a C bool)
     cdef public object sticky
     cdef public set members
     cdef public dict classes
@@ -50,9 +50,10 @@ cdef class _Entry:
 
 cdef class Engine:
     cdef public object state
-    cdef public bint reuse
+    # (the constructor's argument and the configuration's value as given, not C bools)
+    cdef public object reuse
     cdef public object config
-    cdef public bint fair_sharing
+    cdef public object fair_sharing
     cdef public dict infos
     cdef public dict nodes
     cdef public dict cohort_nodes
@@ -118,7 +119,7 @@ cdef class Engine:
     cpdef _admit(self, WorkloadInfo info, cq_name, Assignment assignment)
     @cython.locals(info=WorkloadInfo, queue=_Queue)
     cpdef bint _requeue(self, _Entry entry)
-    cpdef int _quiet_cycle(self)
+    cpdef Py_ssize_t _quiet_cycle(self)   # (a count of list entries: what len() gives)
     @cython.locals(queue=_Queue, info=WorkloadInfo)
     cpdef rescan(self, bint quiet=*)
     @cython.locals(queue=_Queue, quiet=dict, checked=dict, versions=dict)
@@ -141,7 +142,7 @@ cdef class Engine:
     cpdef _requeue_tree(self, root)
     @cython.locals(info=WorkloadInfo)
     cpdef _outside_selector(self, _Queue queue)
-    cpdef bint _namespace_selected(self, cq_name, namespace)
+    cpdef _namespace_selected(self, cq_name, namespace)   # (returns the answer it keeps)
     @cython.locals(node=QuotaNode)
     cpdef _evict(self, WorkloadInfo victim, _Entry entry, reason)
     cpdef _requeue_root(self, WorkloadInfo info)

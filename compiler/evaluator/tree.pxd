@@ -5,7 +5,7 @@ cimport cython
 
 cdef class QuotaNode:
     cdef public str name
-    cdef public bint is_cq
+    cdef public object is_cq   # (the constructor's argument as given, not a C bool)
     cdef public QuotaNode parent
     cdef public dict quotas
     cdef public dict subtree
@@ -13,7 +13,7 @@ cdef class QuotaNode:
     cdef public dict local
     cdef public list child_cqs
     cdef public list child_cohorts
-    cdef public double weight
+    cdef public double weight   # (Python stores float(weight): a C double holds a float exactly)
     cdef public object _height
     cdef public dict _capacity
     cdef public object version

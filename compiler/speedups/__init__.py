@@ -1,24 +1,31 @@
-"""Compiled copies of the admission engine's hot modules: optional, and never stale.
+"""Compiled copies of the admission engine's hot modules: never stale, never a different answer.
 
 `simulate` replays a cluster's history through the engine, hundreds of thousands of scheduling
 cycles in pure Python, and much of that time is the interpreter's own work (dispatching
 bytecode, calling small methods). Cython compiles the unchanged source of the modules below to
 C extension modules. Annotations are not read as C types (`annotation_typing` is off): the types
 come from the Cython declarations (`.pxd`) beside most of the modules, which make classes
-extension types and calls C calls without changing any value. The answers are the same, byte
-for byte (a test runs the same simulation both ways), in about a third less time.
+extension types and calls C calls without changing any value: a C type is declared only where
+Python's value is one it holds exactly (`bint` where only True or False arrives, `Py_ssize_t`
+for list positions and counts, `double` for a weight Python itself makes a float), anything a
+caller passes in stays an `object`. The answers are the same, byte for byte (tests run
+`evaluate`, circles and simulations both ways), in about a third less time.
 
 The Python source stays the reference and the only code anyone edits:
 
 - `python -m compiler.speedups build` (run by `make setup`) compiles the modules into
-  `compiler/_compiled/`, with a manifest holding each source's SHA-256.
+  `compiler/_compiled/`, with a manifest holding the SHA-256 of each module's source and of its
+  declarations (`.pxd`, or that it had none): both are what the binary was compiled from.
 - `install()` (run when the `compiler` package is imported) puts `CompiledFinder` first on
   `sys.meta_path`. It loads the compiled copies only when the manifest's digests are those of
-  the sources as they are now: a module edited since the build runs as Python, never as stale
-  code, and so do the others, since compiled modules share their classes' C layouts (see the
-  `.pxd` files) and a compiled module cannot run beside another's Python class.
+  the sources and declarations as they are now: a module whose `.py` or `.pxd` was edited (or
+  whose `.pxd` was added or removed) since the build runs as Python, never as stale code, and so
+  do the others, since compiled modules share their classes' C layouts (see the `.pxd` files)
+  and a compiled module cannot run beside another's Python class.
 - `KUEUE_POLICY_PURE_PYTHON=1` runs everything as Python.
-- `python -m compiler.speedups status` says which modules run compiled, and why not.
+- `python -m compiler.speedups status [--format json]` says which modules run compiled, and why
+  not; `python -m compiler.speedups check` whether every `.pxd` class declares exactly its
+  Python class's fields (compiled, a class has only the fields its `.pxd` declares).
 """
 
 from __future__ import annotations
@@ -60,8 +67,22 @@ def source_path(module: str, root: Path = PACKAGE_ROOT) -> Path:
     return root.joinpath(*module.split(".")[1:]).with_suffix(".py")
 
 
+def declarations_path(module: str, root: Path = PACKAGE_ROOT) -> Path:
+    """The Cython declarations of `module` (they need not exist)."""
+    return source_path(module, root).with_suffix(".pxd")
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def declarations_digest(path: Path) -> str | None:
+    """The digest of a module's declarations, None when it has none: a `.pxd` added since the
+    build changes the compiled code as much as one edited or removed."""
+    try:
+        return digest(path)
+    except FileNotFoundError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -113,6 +134,9 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
             return ModuleStatus(module, False, f"source unreadable: {error}")
         if current != entry["sha256"]:
             return ModuleStatus(module, False, "source changed since the build: running it as Python")
+        change = self._declarations_change(module, entry)
+        if change:
+            return ModuleStatus(module, False, f"{change}: running it as Python")
         stale = self._stale_modules()
         if stale:
             return ModuleStatus(module, False, f"{stale[0]} changed since the build: the compiled modules share "
@@ -129,9 +153,23 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
                     current = digest(source_path(module, self.root))
                 except OSError:
                     current = None
-                if current != entry["sha256"] or not (self.directory / entry["binary"]).is_file():
+                if (current != entry["sha256"] or self._declarations_change(module, entry)
+                        or not (self.directory / entry["binary"]).is_file()):
                     self._stale.append(module)
         return self._stale
+
+    def _declarations_change(self, module: str, entry: dict) -> str:
+        """How the module's `.pxd` differs from the one compiled in ("" when it does not)."""
+        if "declarations" not in entry:  # (a manifest written before builds recorded them)
+            return "the build did not record its declarations (.pxd)"
+        built, current = entry["declarations"], declarations_digest(declarations_path(module, self.root))
+        if built == current:
+            return ""
+        if built is None:
+            return "declarations (.pxd) added since the build"
+        if current is None:
+            return "declarations (.pxd) removed since the build"
+        return "declarations (.pxd) changed since the build"
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname not in self.entries or not self.status(fullname).compiled:
@@ -144,11 +182,19 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
 _finder: CompiledFinder | None = None
 
 
-def install() -> CompiledFinder:
-    """Put the finder of `compiler/_compiled/` first on `sys.meta_path` (once)."""
+def install(directory: Path | None = None) -> CompiledFinder:
+    """Put the finder of a build first on `sys.meta_path` (once): `compiler/_compiled/`'s, or
+    that of the build in `directory`, which replaces it while no hot module is imported yet
+    (bench/bench_speedups.py times builds of some of the modules that way)."""
     global _finder
+    if _finder is not None and directory is not None and _finder.directory != directory:
+        loaded = sorted(module for module in HOT_MODULES if module in sys.modules)
+        if loaded:
+            raise RuntimeError(f"{loaded[0]} is imported already: another build can no longer be used")
+        sys.meta_path.remove(_finder)
+        _finder = None
     if _finder is None:
-        _finder = CompiledFinder(COMPILED_DIR, PACKAGE_ROOT)
+        _finder = CompiledFinder(directory or COMPILED_DIR, PACKAGE_ROOT)
         sys.meta_path.insert(0, _finder)
     return _finder
 
@@ -185,3 +231,12 @@ def _is_extension(module) -> bool:
 
 def abi() -> str:
     return f"{sys.implementation.cache_tag}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+
+
+def build_is_current(modules: tuple[str, ...] = HOT_MODULES, directory: Path = COMPILED_DIR,
+                     root: Path = PACKAGE_ROOT) -> bool:
+    """Whether the build in `directory` holds exactly `modules`, each compiled from its `.py`
+    and `.pxd` as they are now (whatever KUEUE_POLICY_PURE_PYTHON says: this is about the
+    files, not about this process)."""
+    finder = CompiledFinder(directory, root)
+    return not finder.problem and set(finder.entries) == set(modules) and not finder._stale_modules()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import json
 import os
@@ -9,7 +10,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from compiler.speedups import COMPILED_DIR, HOT_MODULES, MANIFEST, PACKAGE_ROOT, abi, digest, source_path
+from compiler.speedups import (COMPILED_DIR, HOT_MODULES, MANIFEST, PACKAGE_ROOT, abi, declarations_digest,
+                               declarations_path, digest, source_path)
 
 
 def build(modules: tuple[str, ...] = HOT_MODULES, root: Path = PACKAGE_ROOT, out: Path = COMPILED_DIR,
@@ -35,7 +37,7 @@ def build(modules: tuple[str, ...] = HOT_MODULES, root: Path = PACKAGE_ROOT, out
             shutil.copyfile(source, copy)
             # (its Cython declarations, when it has some: the types a module's classes and
             # hot functions get compiled with)
-            declarations = source.with_suffix(".pxd")
+            declarations = declarations_path(module, root)
             if declarations.exists():
                 shutil.copyfile(declarations, copy.with_suffix(".pxd"))
             sources[module] = (source, copy)
@@ -55,13 +57,16 @@ def build(modules: tuple[str, ...] = HOT_MODULES, root: Path = PACKAGE_ROOT, out
         out.mkdir(parents=True, exist_ok=True)
         for module, (source, copy) in sources.items():
             built = scratch_path / "lib" / Path(*module.split(".")).with_suffix(suffix)
-            # (the digest of the bytes compiled, not of the source now: it may have been edited
-            # during the build)
+            # (the digests of the bytes compiled, not of the files now: they may have been
+            # edited during the build)
             sha = digest(copy)
-            binary = f"{module}.{sha[:16]}{suffix}"
+            declared = declarations_digest(copy.with_suffix(".pxd"))
+            # (named after both: a .pxd edited alone gives another binary, never one rewritten)
+            name = hashlib.sha256(f"{sha} {declared}".encode()).hexdigest()
+            binary = f"{module}.{name[:16]}{suffix}"
             _install(built, out / binary)
             manifest["modules"][module] = {"source": str(source.relative_to(root)), "sha256": sha,
-                                           "binary": binary}
+                                           "declarations": declared, "binary": binary}
         staged = scratch_path / MANIFEST
         staged.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         _install(staged, out / MANIFEST)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from kp_testing import REPO_ROOT, run_cli
+from kp_testing.compiled_runs import CLI, run_both
 
 from compiler import speedups
 from compiler.speedups.build import build
@@ -206,9 +207,10 @@ def test_the_compiled_engine_simulates_what_the_python_engine_does(tmp_path, fai
     trace = tmp_path / "trace.csv"
     assert run_cli("trace", "synth", str(policy), "--jobs", str(jobs), "--seed", "7", "--rate", rate,
                    "--out", str(trace)).returncode == 0
-    compiled = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
-    python = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json",
-                     env={speedups.PURE_PYTHON_ENV: "1"})
+    # (each run seen to load the engine and the event loop the way it claims)
+    both = run_both(CLI, ["simulate", str(policy), "--trace", str(trace), "--format", "json"],
+                    ("compiler.evaluator.scheduler", "compiler.simulate.driver"))
+    compiled, python = both.compiled, both.python
     assert compiled.returncode == python.returncode == 0, compiled.stderr + python.stderr
     assert compiled.stdout == python.stdout
     summary = json.loads(compiled.stdout)
@@ -226,3 +228,150 @@ def test_status_names_each_module_and_the_engine():
                           check=True, env={"PATH": "/usr/bin", speedups.PURE_PYTHON_ENV: "1"}).stdout
     assert pure.splitlines()[-1] == f"engine: pure Python ({speedups.PURE_PYTHON_ENV} is set)"
     assert pure.count("is set") == len(speedups.HOT_MODULES) + 1
+
+
+# A toy module with declarations: where it was loaded from and why, in a process of its own.
+DECLARED_PY = "class Counter:\n    def __init__(self):\n        self.total = 0\n\n\ndef answer():\n    return 45\n"
+DECLARED_PXD = "cdef class Counter:\n    cdef public object total\n"
+
+
+def _toy_with_declarations(tmp_path: Path, pxd: str | None = DECLARED_PXD) -> Path:
+    root = tmp_path / "toypkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "hot.py").write_text(DECLARED_PY)
+    if pxd is not None:
+        (root / "hot.pxd").write_text(pxd)
+    build(("toypkg.hot",), root=root, out=root / "_compiled", jobs=1)
+    return root
+
+
+def test_a_module_whose_declarations_were_edited_or_removed_runs_as_python(tmp_path):
+    root = _toy_with_declarations(tmp_path)
+    where, _, why = _probe(root)
+    assert where.endswith(EXTENSION_SUFFIXES[0]) and why == "compiled"
+
+    declarations = root / "hot.pxd"
+    declarations.write_text(DECLARED_PXD.replace("object total", "long long total"))
+    where, answer, why = _probe(root)
+    assert where == str(root / "hot.py") and answer == "45"
+    assert why == "declarations (.pxd) changed since the build: running it as Python"
+
+    declarations.unlink()
+    where, _, why = _probe(root)
+    assert where == str(root / "hot.py")
+    assert why == "declarations (.pxd) removed since the build: running it as Python"
+
+    # Built again without them: compiled, under another name than the binary with them.
+    first = _binaries(root)
+    build(("toypkg.hot",), root=root, out=root / "_compiled", jobs=1)
+    assert _probe(root)[2] == "compiled" and _binaries(root) != first
+
+
+def test_declarations_added_since_the_build_make_the_module_run_as_python(tmp_path):
+    root = _toy_with_declarations(tmp_path, pxd=None)
+    assert _probe(root)[2] == "compiled"
+    (root / "hot.pxd").write_text(DECLARED_PXD)
+    where, _, why = _probe(root)
+    assert where == str(root / "hot.py")
+    assert why == "declarations (.pxd) added since the build: running it as Python"
+
+
+def test_a_manifest_without_declarations_is_not_trusted(tmp_path):
+    root = _toy_with_declarations(tmp_path)
+    manifest = root / "_compiled" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    del data["modules"]["toypkg.hot"]["declarations"]
+    manifest.write_text(json.dumps(data))
+    assert _probe(root)[2] == "the build did not record its declarations (.pxd): running it as Python"
+    assert not speedups.build_is_current(("toypkg.hot",), root / "_compiled", root)
+
+
+def test_a_failed_build_raises_its_error_and_changes_nothing(tmp_path):
+    root = _toy_with_declarations(tmp_path)
+    before = {path.name: path.read_bytes() for path in (root / "_compiled").iterdir()}
+    assert speedups.build_is_current(("toypkg.hot",), root / "_compiled", root)
+    (root / "hot.pxd").write_text("cdef class Counter:\n    cdef public no_such_type total\n")
+    with pytest.raises(Exception) as raised:
+        build(("toypkg.hot",), root=root, out=root / "_compiled", jobs=1)
+    assert "Cython" in type(raised.value).__module__ or "compil" in str(raised.value).lower()
+    assert {path.name: path.read_bytes() for path in (root / "_compiled").iterdir()} == before
+    assert not speedups.build_is_current(("toypkg.hot",), root / "_compiled", root)
+
+
+def test_make_fails_with_the_builds_error(tmp_path):
+    """`make speedups` (and so `make setup`, `make test`) stops when the build fails, with the
+    build's own message. (A stand-in interpreter that fails as a build without a C compiler
+    does: the rule under test is the Makefile's, not the build.)"""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python = bin_dir / "python"
+    python.write_text("#!/bin/sh\necho \"speedups: build failed (CompileError: command 'cc' failed)\" >&2\nexit 1\n")
+    python.chmod(0o755)
+    stamp = tmp_path / "installed"
+    stamp.write_text("")
+    result = subprocess.run(["make", "--no-print-directory", "-C", str(REPO_ROOT), "speedups", f"BIN={bin_dir}",
+                             f"STAMP={stamp}", f"COMPILED={tmp_path / 'manifest.json'}"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "speedups: build failed (CompileError: command 'cc' failed)" in result.stderr
+
+
+def test_build_if_stale_leaves_a_current_build_alone():
+    before = (speedups.COMPILED_DIR / speedups.MANIFEST).read_bytes()
+    result = subprocess.run([sys.executable, "-m", "compiler.speedups", "build", "--if-stale"],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip().endswith(", current")
+    assert (speedups.COMPILED_DIR / speedups.MANIFEST).read_bytes() == before
+
+
+def test_status_as_json_says_what_this_process_runs():
+    def status(env: dict) -> dict:
+        import os
+
+        return json.loads(subprocess.run([sys.executable, "-m", "compiler.speedups", "status", "--format", "json"],
+                                         capture_output=True, text=True, check=True,
+                                         env={**os.environ, **env}).stdout)
+
+    compiled, python = status({}), status({speedups.PURE_PYTHON_ENV: "1"})
+    assert [m["module"] for m in compiled["modules"]] == list(speedups.HOT_MODULES)
+    assert all(m["compiled"] for m in compiled["modules"]) and compiled["engine"].startswith("engine: compiled")
+    assert not any(m["compiled"] for m in python["modules"]) and python["engine"].startswith("engine: pure Python")
+
+
+INSTALL_PROBE = """\
+import sys
+from pathlib import Path
+from compiler import speedups
+speedups.install(Path(sys.argv[1]))
+import compiler.evaluator.tree as tree
+print(tree.__file__.endswith(".py"), speedups.status()[0].why.startswith("not built"))
+try:
+    speedups.install(speedups.COMPILED_DIR)
+except RuntimeError as error:
+    print(error)
+"""
+
+
+def test_another_build_replaces_the_default_one_until_the_engine_is_imported(tmp_path):
+    result = subprocess.run([sys.executable, "-c", INSTALL_PROBE, str(tmp_path / "empty")], capture_output=True,
+                            text=True, check=True)
+    first, refused = result.stdout.splitlines()
+    assert first == "True True"
+    assert refused.startswith("compiler.evaluator.")
+    assert refused.endswith(" is imported already: another build can no longer be used")
+
+
+def test_the_benchmarks_configurations_compile_what_each_compiled_module_cimports():
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    from bench_speedups import cimports, configurations
+
+    graph = cimports(speedups.HOT_MODULES)
+    assert any(graph.values())  # (some declarations cimport others)
+    chosen = configurations(speedups.HOT_MODULES, None)
+    assert len(chosen) == len(speedups.HOT_MODULES) + 2
+    for configuration in chosen:
+        for module in configuration.compiled:
+            assert graph[module] <= configuration.compiled, (configuration.name, module)
+    left_out = {c.name: set(speedups.HOT_MODULES) - c.compiled for c in chosen[2:]}
+    assert all(module in left_out[name] for name, module in zip(left_out, speedups.HOT_MODULES))

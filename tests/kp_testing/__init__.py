@@ -34,3 +34,13 @@ def node_paths(node, prefix=()):
     elif isinstance(node, list):
         for index, value in enumerate(node):
             yield from node_paths(value, prefix + (index,))
+
+
+def toy_package(tmp_path: Path, py: str, pxd: str) -> Path:
+    """A package `toypkg` under `tmp_path` with one module `hot` and its Cython declarations."""
+    package = tmp_path / "toypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "hot.py").write_text(py)
+    (package / "hot.pxd").write_text(pxd)
+    return package
