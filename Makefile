@@ -58,7 +58,7 @@ mermaid:
 # kueue-oracle: Kueue's own scheduler run offline (oracle/README.md). `go mod download` also
 # puts the Kueue module, whose CRDs the verify tests read, in the module cache.
 ORACLE_BIN := oracle/bin/kueue-oracle
-KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors workloadpriorityclasses workloads
+KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors topologies workloadpriorityclasses workloads
 # The job kinds' CRDs (their OpenAPI defaults are what the API server applies before Kueue's
 # integrations read a job): module:path, from the modules Kueue depends on (versions in go.sum).
 JOB_CRDS := \
