@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go speedups sandbox
+.PHONY: setup demo test bench clean browser mermaid differential differential-tas oracle oracle-if-go speedups sandbox
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -134,6 +134,11 @@ SHRINK ?= 20
 differential: setup
 	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
 	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS) --max-shrink $(SHRINK)
+
+# N random topology placement worlds from SEED: compiler.evaluator.topology against Kueue's TAS.
+differential-tas: setup
+	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
+	cd tests && ../$(BIN)/python -m differential --tas --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE))
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -1,0 +1,170 @@
+"""Random Topology Aware Scheduling worlds: one TAS flavor on a random topology (regular or
+irregular, tainted, not-Ready, unschedulable nodes, nodes the flavor does not select), and a few
+Workloads, created in order, each with one pod set in one of every request form (required,
+preferred, unconstrained, implied, slices of one or two layers, slices alone). The same world
+is given as YAML (for kueue-oracle) and as the placement package's records."""
+
+from __future__ import annotations
+
+import random
+
+from compiler.evaluator.topology import Node, SliceLayer, Taint, Toleration, TopologyFlavor, TopologyRequest
+
+HOST = "kubernetes.io/hostname"
+LEVEL_POOL = ("example.com/zone", "example.com/block", "example.com/rack")
+GPU = "nvidia.com/gpu"
+TAINT = Taint("example.com/maintenance", "true", "NoSchedule")
+
+
+class TasWorkload:
+    __slots__ = ("name", "request")
+
+    def __init__(self, name: str, request: TopologyRequest) -> None:
+        self.name, self.request = name, request
+
+
+class TasWorld:
+    __slots__ = ("flavor", "nodes", "workloads")
+
+    def __init__(self, flavor: TopologyFlavor, nodes: list[Node], workloads: list[TasWorkload]) -> None:
+        self.flavor, self.nodes, self.workloads = flavor, nodes, workloads
+
+
+def tas_world(seed: int, index: int) -> TasWorld:
+    rng = random.Random(f"tas-{seed}-{index}")
+    upper = tuple(sorted(rng.sample(LEVEL_POOL, rng.randint(1, 2)), key=LEVEL_POOL.index))
+    levels = upper + (HOST,) if rng.random() < 0.8 else upper
+    flavor = TopologyFlavor("topo", levels, {"pool": "gpu"},
+                            (Toleration(TAINT.key, "Exists"),) if rng.random() < 0.15 else ())
+    nodes = _nodes(rng, levels)
+    workloads = [TasWorkload(f"wl-{i}", _request(rng, levels)) for i in range(rng.randint(1, 4))]
+    return TasWorld(flavor, nodes, workloads)
+
+
+def _nodes(rng: random.Random, levels: tuple[str, ...]) -> list[Node]:
+    regular = rng.random() < 0.4
+    fan_out = [rng.randint(1, 3) for _ in levels]
+    nodes: list[Node] = []
+
+    def grow(path: tuple[str, ...], depth: int) -> None:
+        if depth == len(levels) - (1 if levels[-1] == HOST else 0):
+            for host in range(fan_out[-1] + 1 if regular else rng.randint(1, 4)):
+                nodes.append(_node(rng, path, f"n-{'-'.join(path)}-{host}", levels))
+            return
+        for child in range(fan_out[depth] if regular else rng.randint(1, 3)):
+            grow(path + (f"{levels[depth].rsplit('/', 1)[1][0]}{child}",), depth + 1)
+
+    grow((), 0)
+    return nodes
+
+
+def _node(rng: random.Random, path: tuple[str, ...], name: str, levels: tuple[str, ...]) -> Node:
+    labels = {level: value for level, value in zip(levels, path)}
+    labels[HOST] = name
+    labels["pool"] = "gpu" if rng.random() < 0.95 else "cpu"
+    gpus = rng.choice((4, 8, 8))
+    allocatable = {"cpu": rng.choice((16000, 32000)), GPU: gpus, "pods": rng.choice((110, 110, 110, 2))}
+    taints = (TAINT,) if rng.random() < 0.1 else ()
+    return Node(name, labels, allocatable, taints, ready=rng.random() > 0.08, unschedulable=rng.random() < 0.06)
+
+
+def _request(rng: random.Random, levels: tuple[str, ...]) -> TopologyRequest:
+    per_pod = {GPU: rng.choice((1, 2, 4, 8)), "cpu": rng.choice((500, 1000, 4000))}
+    tolerations = (Toleration(TAINT.key, "Equal", "true", "NoSchedule"),) if rng.random() < 0.2 else ()
+    form = rng.choice(("required", "preferred", "unconstrained", "implied", "slices", "slices", "layers", "slices-only"))
+    top = rng.randrange(len(levels))
+    if form in ("required", "preferred"):
+        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, **{form: levels[top]})
+    if form in ("unconstrained", "implied"):
+        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, **{form: True})
+    size = rng.choice((2, 4)) if form == "layers" else rng.choice((1, 2, 3, 4))
+    count = size * rng.randint(1, 4)
+    slice_level = rng.randrange(top, len(levels))
+    layers = (SliceLayer(levels[slice_level], size),)
+    two_layers = form == "layers" or (form == "slices-only" and rng.random() < 0.5)
+    if two_layers and slice_level + 1 < len(levels) and size % 2 == 0:
+        layers += (SliceLayer(levels[rng.randrange(slice_level + 1, len(levels))], size // 2),)
+    if form == "slices-only":
+        return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations)
+    kind = rng.choice(("required", "preferred"))
+    return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations, **{kind: levels[top]})
+
+
+def dump_tas_world(world: TasWorld) -> str:
+    """The world as kueue-oracle reads it: Topology, flavor, queues with ample quota, Nodes,
+    Workloads one second apart (admitted in that order)."""
+    docs = [_topology(world.flavor), _flavor(world.flavor), QUEUES]
+    docs += [_node_yaml(node) for node in world.nodes]
+    docs += [_workload_yaml(w, i) for i, w in enumerate(world.workloads)]
+    return "\n---\n".join(docs) + "\n"
+
+
+QUEUES = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: tas
+      resources: [{name: cpu, nominalQuota: 100000}, {name: nvidia.com/gpu, nominalQuota: 100000}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}"""
+
+
+def _topology(flavor: TopologyFlavor) -> str:
+    levels = "".join(f"\n  - nodeLabel: {level}" for level in flavor.levels)
+    return f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {{name: {flavor.topology_name}}}\nspec:\n  levels:{levels}"
+
+
+def _tolerations(tolerations: tuple[Toleration, ...]) -> str:
+    items = ", ".join("{" + ", ".join(f"{k}: {v!r}" for k, v in (("key", t.key), ("operator", t.operator),
+                                                                 ("value", t.value), ("effect", t.effect)) if v) + "}"
+                      for t in tolerations)
+    return f"[{items}]"
+
+
+def _flavor(flavor: TopologyFlavor) -> str:
+    return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: tas}}\n"
+            f"spec: {{nodeLabels: {{pool: gpu}}, topologyName: {flavor.topology_name}, "
+            f"tolerations: {_tolerations(flavor.tolerations)}}}")
+
+
+def _node_yaml(node: Node) -> str:
+    labels = ", ".join(f"{k}: {v}" for k, v in sorted(node.labels.items()))
+    taints = ", ".join(f"{{key: {t.key}, value: {t.value!r}, effect: {t.effect}}}" for t in node.taints)
+    alloc = node.allocatable
+    return (f"apiVersion: v1\nkind: Node\nmetadata:\n  name: {node.name}\n  labels: {{{labels}}}\n"
+            f"spec: {{unschedulable: {str(node.unschedulable).lower()}, taints: [{taints}]}}\n"
+            f"status:\n  allocatable: {{cpu: {alloc['cpu']}m, nvidia.com/gpu: {alloc[GPU]!r}, pods: {alloc['pods']!r}}}\n"
+            f"  conditions: [{{type: Ready, status: \"{'True' if node.ready else 'False'}\"}}]")
+
+
+def _topology_request(request: TopologyRequest) -> str:
+    fields = []
+    if request.required:
+        fields.append(f"required: {request.required}")
+    if request.preferred:
+        fields.append(f"preferred: {request.preferred}")
+    if request.unconstrained:
+        fields.append("unconstrained: true")
+    if len(request.slices) == 1:
+        fields += [f"podSetSliceRequiredTopology: {request.slices[0].level}", f"podSetSliceSize: {request.slices[0].size}"]
+    elif request.slices:
+        layers = ", ".join(f"{{topology: {s.level}, size: {s.size}}}" for s in request.slices)
+        fields.append(f"podsetSliceRequiredTopologyConstraints: [{layers}]")
+    return "" if request.implied else f"\n    topologyRequest: {{{', '.join(fields)}}}"
+
+
+def _workload_yaml(workload: TasWorkload, order: int) -> str:
+    request = workload.request
+    return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {workload.name}\n"
+            f"  namespace: default\n  creationTimestamp: \"2026-01-01T00:00:{order:02d}Z\"\nspec:\n  queueName: lq\n"
+            f"  podSets:\n  - name: main\n    count: {request.count}{_topology_request(request)}\n"
+            f"    template:\n      spec:\n        tolerations: {_tolerations(request.tolerations)}\n"
+            f"        containers:\n        - name: c\n          resources: {{requests: "
+            f"{{cpu: {request.per_pod['cpu']}m, nvidia.com/gpu: {request.per_pod[GPU]}}}}}")
