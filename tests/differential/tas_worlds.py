@@ -7,12 +7,14 @@ is given as YAML (for kueue-oracle) and as the placement package's records."""
 from __future__ import annotations
 
 import random
+from datetime import datetime, timedelta, timezone
 
 from compiler.evaluator.topology import Node, SliceLayer, Taint, Toleration, TopologyFlavor, TopologyRequest
 
 HOST = "kubernetes.io/hostname"
 LEVEL_POOL = ("example.com/zone", "example.com/block", "example.com/rack")
 GPU = "nvidia.com/gpu"
+CREATED = datetime(2026, 1, 1, tzinfo=timezone.utc)
 TAINT = Taint("example.com/maintenance", "true", "NoSchedule")
 
 
@@ -37,7 +39,7 @@ def tas_world(seed: int, index: int) -> TasWorld:
     flavor = TopologyFlavor("topo", levels, {"pool": "gpu"},
                             (Toleration(TAINT.key, "Exists"),) if rng.random() < 0.15 else ())
     nodes = _nodes(rng, levels)
-    workloads = [TasWorkload(f"wl-{i}", _request(rng, levels)) for i in range(rng.randint(1, 4))]
+    workloads = [TasWorkload(f"wl-{i}", random_request(rng, levels)) for i in range(rng.randint(1, 4))]
     return TasWorld(flavor, nodes, workloads)
 
 
@@ -49,7 +51,7 @@ def _nodes(rng: random.Random, levels: tuple[str, ...]) -> list[Node]:
     def grow(path: tuple[str, ...], depth: int) -> None:
         if depth == len(levels) - (1 if levels[-1] == HOST else 0):
             for host in range(fan_out[-1] + 1 if regular else rng.randint(1, 4)):
-                nodes.append(_node(rng, path, f"n-{'-'.join(path)}-{host}", levels))
+                nodes.append(random_node(rng, path, f"n-{'-'.join(path)}-{host}", levels))
             return
         for child in range(fan_out[depth] if regular else rng.randint(1, 3)):
             grow(path + (f"{levels[depth].rsplit('/', 1)[1][0]}{child}",), depth + 1)
@@ -58,7 +60,7 @@ def _nodes(rng: random.Random, levels: tuple[str, ...]) -> list[Node]:
     return nodes
 
 
-def _node(rng: random.Random, path: tuple[str, ...], name: str, levels: tuple[str, ...]) -> Node:
+def random_node(rng: random.Random, path: tuple[str, ...], name: str, levels: tuple[str, ...]) -> Node:
     labels = {level: value for level, value in zip(levels, path)}
     labels[HOST] = name
     labels["pool"] = "gpu" if rng.random() < 0.95 else "cpu"
@@ -68,7 +70,7 @@ def _node(rng: random.Random, path: tuple[str, ...], name: str, levels: tuple[st
     return Node(name, labels, allocatable, taints, ready=rng.random() > 0.08, unschedulable=rng.random() < 0.06)
 
 
-def _request(rng: random.Random, levels: tuple[str, ...]) -> TopologyRequest:
+def random_request(rng: random.Random, levels: tuple[str, ...]) -> TopologyRequest:
     per_pod = {GPU: rng.choice((1, 2, 4, 8)), "cpu": rng.choice((500, 1000, 4000))}
     tolerations = (Toleration(TAINT.key, "Equal", "true", "NoSchedule"),) if rng.random() < 0.2 else ()
     form = rng.choice(("required", "preferred", "unconstrained", "implied", "slices", "slices", "layers", "slices-only"))
@@ -160,10 +162,15 @@ def _topology_request(request: TopologyRequest) -> str:
     return "" if request.implied else f"\n    topologyRequest: {{{', '.join(fields)}}}"
 
 
+def _created(order: int) -> str:
+    """Workloads one second apart from 2026-01-01T00:00:00Z, in creation order."""
+    return (CREATED + timedelta(seconds=order)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _workload_yaml(workload: TasWorkload, order: int) -> str:
     request = workload.request
     return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {workload.name}\n"
-            f"  namespace: default\n  creationTimestamp: \"2026-01-01T00:00:{order:02d}Z\"\nspec:\n  queueName: lq\n"
+            f"  namespace: default\n  creationTimestamp: \"{_created(order)}\"\nspec:\n  queueName: lq\n"
             f"  podSets:\n  - name: main\n    count: {request.count}{_topology_request(request)}\n"
             f"    template:\n      spec:\n        tolerations: {_tolerations(request.tolerations)}\n"
             f"        containers:\n        - name: c\n          resources: {{requests: "
