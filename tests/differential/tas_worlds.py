@@ -15,6 +15,7 @@ HOST = "kubernetes.io/hostname"
 LEVEL_POOL = ("example.com/zone", "example.com/block", "example.com/rack")
 GPU = "nvidia.com/gpu"
 CREATED = datetime(2026, 1, 1, tzinfo=timezone.utc)
+MODEL = "example.com/gpu-model"
 TAINT = Taint("example.com/maintenance", "true", "NoSchedule")
 
 
@@ -64,6 +65,7 @@ def random_node(rng: random.Random, path: tuple[str, ...], name: str, levels: tu
     labels = {level: value for level, value in zip(levels, path)}
     labels[HOST] = name
     labels["pool"] = "gpu" if rng.random() < 0.95 else "cpu"
+    labels[MODEL] = rng.choice(("h100", "h100", "a100"))
     gpus = rng.choice((4, 8, 8))
     allocatable = {"cpu": rng.choice((16000, 32000)), GPU: gpus, "pods": rng.choice((110, 110, 110, 2))}
     taints = (TAINT,) if rng.random() < 0.1 else ()
@@ -73,12 +75,13 @@ def random_node(rng: random.Random, path: tuple[str, ...], name: str, levels: tu
 def random_request(rng: random.Random, levels: tuple[str, ...]) -> TopologyRequest:
     per_pod = {GPU: rng.choice((1, 2, 4, 8)), "cpu": rng.choice((500, 1000, 4000))}
     tolerations = (Toleration(TAINT.key, "Equal", "true", "NoSchedule"),) if rng.random() < 0.2 else ()
+    pinned = {MODEL: "h100"} if rng.random() < 0.2 else {}
     form = rng.choice(("required", "preferred", "unconstrained", "implied", "slices", "slices", "layers", "slices-only"))
     top = rng.randrange(len(levels))
     if form in ("required", "preferred"):
-        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, **{form: levels[top]})
+        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, node_selector=pinned, **{form: levels[top]})
     if form in ("unconstrained", "implied"):
-        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, **{form: True})
+        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, node_selector=pinned, **{form: True})
     size = rng.choice((2, 4)) if form == "layers" else rng.choice((1, 2, 3, 4))
     count = size * rng.randint(1, 4)
     slice_level = rng.randrange(top, len(levels))
@@ -87,9 +90,10 @@ def random_request(rng: random.Random, levels: tuple[str, ...]) -> TopologyReque
     if two_layers and slice_level + 1 < len(levels) and size % 2 == 0:
         layers += (SliceLayer(levels[rng.randrange(slice_level + 1, len(levels))], size // 2),)
     if form == "slices-only":
-        return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations)
+        return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations, node_selector=pinned)
     kind = rng.choice(("required", "preferred"))
-    return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations, **{kind: levels[top]})
+    return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations, node_selector=pinned,
+                           **{kind: levels[top]})
 
 
 def dump_tas_world(world: TasWorld) -> str:
@@ -173,5 +177,6 @@ def _workload_yaml(workload: TasWorkload, order: int) -> str:
             f"  namespace: default\n  creationTimestamp: \"{_created(order)}\"\nspec:\n  queueName: lq\n"
             f"  podSets:\n  - name: main\n    count: {request.count}{_topology_request(request)}\n"
             f"    template:\n      spec:\n        tolerations: {_tolerations(request.tolerations)}\n"
+            f"        nodeSelector: {{{', '.join(f'{k}: {v}' for k, v in request.node_selector.items())}}}\n"
             f"        containers:\n        - name: c\n          resources: {{requests: "
             f"{{cpu: {request.per_pod['cpu']}m, nvidia.com/gpu: {request.per_pod[GPU]}}}}}")
