@@ -17,6 +17,8 @@ Placements = dict[str, dict | None]  # workload -> {"levels", "domains"} or None
 
 def python_placements(world: TasWorld) -> Placements:
     tree = build_domain_tree(world.flavor, world.nodes)
+    for held in world.held:
+        tree.add_usage(held.assignment, held.per_pod)
     placed: Placements = {}
     for workload in world.workloads:
         result = find_topology_assignment(tree, workload.request)
@@ -29,9 +31,12 @@ def python_placements(world: TasWorld) -> Placements:
 
 
 def oracle_placements(result: dict) -> Placements:
+    """What Kueue placed in this evaluation (running Workloads held their place before it)."""
     placed: Placements = {}
     for workload in result["workloads"]:
         name = workload["name"].removeprefix("default/")
+        if workload["status"] == "running":
+            continue
         admitted = workload["status"] == "admitted"
         placed[name] = workload.get("topologyAssignment", {}).get("main") if admitted else None
     return placed

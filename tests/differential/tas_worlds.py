@@ -2,14 +2,24 @@
 irregular, tainted, not-Ready, unschedulable nodes, nodes the flavor does not select), and a few
 Workloads, created in order, each with one pod set in one of every request form (required,
 preferred, unconstrained, implied, slices of one or two layers, slices alone). The same world
-is given as YAML (for kueue-oracle) and as the placement package's records."""
+is given as YAML (for kueue-oracle) and as the placement package's records; some worlds start with
+running Workloads whose pods already sit on nodes (status.admission.topologyAssignment)."""
 
 from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta, timezone
 
-from compiler.evaluator.topology import Node, SliceLayer, Taint, Toleration, TopologyFlavor, TopologyRequest
+from compiler.evaluator.topology import (
+    DomainAssignment,
+    Node,
+    SliceLayer,
+    Taint,
+    Toleration,
+    TopologyAssignment,
+    TopologyFlavor,
+    TopologyRequest,
+)
 
 HOST = "kubernetes.io/hostname"
 LEVEL_POOL = ("example.com/zone", "example.com/block", "example.com/rack")
@@ -26,11 +36,26 @@ class TasWorkload:
         self.name, self.request = name, request
 
 
-class TasWorld:
-    __slots__ = ("flavor", "nodes", "workloads")
+class HeldWorkload:
+    """A Workload already running when the world starts: its pods sit where `assignment` says
+    (status.admission's topologyAssignment, as a cluster export carries it)."""
 
-    def __init__(self, flavor: TopologyFlavor, nodes: list[Node], workloads: list[TasWorkload]) -> None:
-        self.flavor, self.nodes, self.workloads = flavor, nodes, workloads
+    __slots__ = ("name", "per_pod", "assignment")
+
+    def __init__(self, name: str, per_pod: dict[str, int], assignment: TopologyAssignment) -> None:
+        self.name, self.per_pod, self.assignment = name, per_pod, assignment
+
+    @property
+    def count(self) -> int:
+        return sum(d.count for d in self.assignment.domains)
+
+
+class TasWorld:
+    __slots__ = ("flavor", "nodes", "workloads", "held")
+
+    def __init__(self, flavor: TopologyFlavor, nodes: list[Node], workloads: list[TasWorkload],
+                 held: list[HeldWorkload] = ()) -> None:
+        self.flavor, self.nodes, self.workloads, self.held = flavor, nodes, workloads, list(held)
 
 
 def tas_world(seed: int, index: int) -> TasWorld:
@@ -41,7 +66,23 @@ def tas_world(seed: int, index: int) -> TasWorld:
                             (Toleration(TAINT.key, "Exists"),) if rng.random() < 0.15 else ())
     nodes = _nodes(rng, levels)
     workloads = [TasWorkload(f"wl-{i}", random_request(rng, levels)) for i in range(rng.randint(1, 4))]
-    return TasWorld(flavor, nodes, workloads)
+    return TasWorld(flavor, nodes, workloads, random_held(rng, levels, nodes))
+
+
+def random_held(rng: random.Random, levels: tuple[str, ...], nodes: list[Node]) -> list[HeldWorkload]:
+    """Zero to two running Workloads with pods on random nodes (usable or not, as in a live
+    cluster where a node went NotReady under running pods)."""
+    held = []
+    for i in range(rng.choice((0, 0, 1, 2))):
+        per_pod = {GPU: rng.choice((1, 2, 4, 8)), "cpu": rng.choice((500, 1000, 4000))}
+        counts: dict[tuple[str, ...], int] = {}
+        for node in rng.sample(nodes, min(len(nodes), rng.randint(1, 3))):
+            values = (node.name,) if levels[-1] == HOST else tuple(node.labels[level] for level in levels)
+            counts[values] = counts.get(values, 0) + rng.randint(1, 2)
+        shown = (HOST,) if levels[-1] == HOST else levels
+        domains = tuple(DomainAssignment(values, counts[values]) for values in sorted(counts))
+        held.append(HeldWorkload(f"held-{i}", per_pod, TopologyAssignment(shown, domains)))
+    return held
 
 
 def _nodes(rng: random.Random, levels: tuple[str, ...]) -> list[Node]:
@@ -101,6 +142,7 @@ def dump_tas_world(world: TasWorld) -> str:
     Workloads one second apart (admitted in that order)."""
     docs = [_topology(world.flavor), _flavor(world.flavor), QUEUES]
     docs += [_node_yaml(node) for node in world.nodes]
+    docs += [_held_yaml(h) for h in world.held]
     docs += [_workload_yaml(w, i) for i, w in enumerate(world.workloads)]
     return "\n---\n".join(docs) + "\n"
 
@@ -180,3 +222,27 @@ def _workload_yaml(workload: TasWorkload, order: int) -> str:
             f"        nodeSelector: {{{', '.join(f'{k}: {v}' for k, v in request.node_selector.items())}}}\n"
             f"        containers:\n        - name: c\n          resources: {{requests: "
             f"{{cpu: {request.per_pod['cpu']}m, nvidia.com/gpu: {request.per_pod[GPU]}}}}}")
+
+
+def _compact_assignment(assignment: TopologyAssignment) -> str:
+    """Kueue v1beta2's slice encoding of a topologyAssignment: one slice, every value listed."""
+    per_level = ", ".join("{individual: {roots: [" + ", ".join(d.values[i] for d in assignment.domains) + "]}}"
+                          for i in range(len(assignment.levels)))
+    counts = ", ".join(str(d.count) for d in assignment.domains)
+    return (f"{{levels: [{', '.join(assignment.levels)}], slices: [{{domainCount: {len(assignment.domains)}, "
+            f"valuesPerLevel: [{per_level}], podCounts: {{individual: [{counts}]}}}}]}}")
+
+
+def _held_yaml(held: HeldWorkload) -> str:
+    usage = f"{{cpu: {held.per_pod['cpu'] * held.count}m, nvidia.com/gpu: {held.per_pod[GPU] * held.count}}}"
+    condition = "reason: QuotaReserved, message: held, lastTransitionTime: \"2025-12-31T23:00:00Z\""
+    return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {held.name}\n"
+            f"  namespace: default\n  creationTimestamp: \"2025-12-31T23:00:00Z\"\nspec:\n  queueName: lq\n"
+            f"  podSets:\n  - name: main\n    count: {held.count}\n    topologyRequest: {{unconstrained: true}}\n"
+            f"    template:\n      spec:\n        containers:\n        - name: c\n          resources: {{requests: "
+            f"{{cpu: {held.per_pod['cpu']}m, nvidia.com/gpu: {held.per_pod[GPU]}}}}}\n"
+            f"status:\n  admission:\n    clusterQueue: cq\n    podSetAssignments:\n    - name: main\n"
+            f"      count: {held.count}\n      flavors: {{cpu: tas, nvidia.com/gpu: tas}}\n"
+            f"      resourceUsage: {usage}\n      topologyAssignment: {_compact_assignment(held.assignment)}\n"
+            f"  conditions:\n  - {{type: QuotaReserved, status: \"True\", {condition}}}\n"
+            f"  - {{type: Admitted, status: \"True\", {condition.replace('QuotaReserved', 'Admitted')}}}")
