@@ -7,12 +7,14 @@ running Workloads whose pods already sit on nodes (status.admission.topologyAssi
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime, timedelta, timezone
 
 from compiler.evaluator.topology import (
     DomainAssignment,
     Node,
+    NodeSelectorRequirement,
     SliceLayer,
     Taint,
     Toleration,
@@ -26,6 +28,14 @@ LEVEL_POOL = ("example.com/zone", "example.com/block", "example.com/rack")
 GPU = "nvidia.com/gpu"
 CREATED = datetime(2026, 1, 1, tzinfo=timezone.utc)
 MODEL = "example.com/gpu-model"
+GENERATION = "example.com/generation"
+# Required node affinity terms a pod set may carry (ORed when it carries two).
+AFFINITY_TERMS = (
+    (NodeSelectorRequirement(MODEL, "In", ("h100",)),),
+    (NodeSelectorRequirement(MODEL, "NotIn", ("h100",)), NodeSelectorRequirement("pool", "Exists")),
+    (NodeSelectorRequirement(GENERATION, "Gt", ("2",)),),
+    (NodeSelectorRequirement(GENERATION, "Lt", ("2",)), NodeSelectorRequirement("example.com/none", "DoesNotExist")),
+)
 TAINT = Taint("example.com/maintenance", "true", "NoSchedule")
 
 
@@ -107,6 +117,7 @@ def random_node(rng: random.Random, path: tuple[str, ...], name: str, levels: tu
     labels[HOST] = name
     labels["pool"] = "gpu" if rng.random() < 0.95 else "cpu"
     labels[MODEL] = rng.choice(("h100", "h100", "a100"))
+    labels[GENERATION] = str(rng.randint(1, 4))
     gpus = rng.choice((4, 8, 8))
     allocatable = {"cpu": rng.choice((16000, 32000)), GPU: gpus, "pods": rng.choice((110, 110, 110, 2))}
     taints = (TAINT,) if rng.random() < 0.1 else ()
@@ -117,12 +128,14 @@ def random_request(rng: random.Random, levels: tuple[str, ...]) -> TopologyReque
     per_pod = {GPU: rng.choice((1, 2, 4, 8)), "cpu": rng.choice((500, 1000, 4000))}
     tolerations = (Toleration(TAINT.key, "Equal", "true", "NoSchedule"),) if rng.random() < 0.2 else ()
     pinned = {MODEL: "h100"} if rng.random() < 0.2 else {}
+    affinity = tuple(rng.sample(AFFINITY_TERMS, rng.randint(1, 2))) if rng.random() < 0.2 else ()
+    constraints = {"tolerations": tolerations, "node_selector": pinned, "affinity": affinity}
     form = rng.choice(("required", "preferred", "unconstrained", "implied", "slices", "slices", "layers", "slices-only"))
     top = rng.randrange(len(levels))
     if form in ("required", "preferred"):
-        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, node_selector=pinned, **{form: levels[top]})
+        return TopologyRequest(rng.randint(1, 8), per_pod, **constraints, **{form: levels[top]})
     if form in ("unconstrained", "implied"):
-        return TopologyRequest(rng.randint(1, 8), per_pod, tolerations=tolerations, node_selector=pinned, **{form: True})
+        return TopologyRequest(rng.randint(1, 8), per_pod, **constraints, **{form: True})
     size = rng.choice((2, 4)) if form == "layers" else rng.choice((1, 2, 3, 4))
     count = size * rng.randint(1, 4)
     slice_level = rng.randrange(top, len(levels))
@@ -131,9 +144,9 @@ def random_request(rng: random.Random, levels: tuple[str, ...]) -> TopologyReque
     if two_layers and slice_level + 1 < len(levels) and size % 2 == 0:
         layers += (SliceLayer(levels[rng.randrange(slice_level + 1, len(levels))], size // 2),)
     if form == "slices-only":
-        return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations, node_selector=pinned)
+        return TopologyRequest(count, per_pod, slices=layers, **constraints)
     kind = rng.choice(("required", "preferred"))
-    return TopologyRequest(count, per_pod, slices=layers, tolerations=tolerations, node_selector=pinned,
+    return TopologyRequest(count, per_pod, slices=layers, **constraints,
                            **{kind: levels[top]})
 
 
@@ -183,7 +196,7 @@ def _flavor(flavor: TopologyFlavor) -> str:
 
 
 def _node_yaml(node: Node) -> str:
-    labels = ", ".join(f"{k}: {v}" for k, v in sorted(node.labels.items()))
+    labels = ", ".join(f"{k}: {json.dumps(v)}" for k, v in sorted(node.labels.items()))
     taints = ", ".join(f"{{key: {t.key}, value: {t.value!r}, effect: {t.effect}}}" for t in node.taints)
     alloc = node.allocatable
     return (f"apiVersion: v1\nkind: Node\nmetadata:\n  name: {node.name}\n  labels: {{{labels}}}\n"
@@ -208,6 +221,15 @@ def _topology_request(request: TopologyRequest) -> str:
     return "" if request.implied else f"\n    topologyRequest: {{{', '.join(fields)}}}"
 
 
+def _affinity(request: TopologyRequest) -> str:
+    if not request.affinity:
+        return "{}"
+    terms = ", ".join("{matchExpressions: [" + ", ".join(
+        f"{{key: {r.key}, operator: {r.operator}, values: [{', '.join(repr(v) for v in r.values)}]}}"
+        if r.values else f"{{key: {r.key}, operator: {r.operator}}}" for r in term) + "]}" for term in request.affinity)
+    return f"{{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{terms}]}}}}}}"
+
+
 def _created(order: int) -> str:
     """Workloads one second apart from 2026-01-01T00:00:00Z, in creation order."""
     return (CREATED + timedelta(seconds=order)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -220,6 +242,7 @@ def _workload_yaml(workload: TasWorkload, order: int) -> str:
             f"  podSets:\n  - name: main\n    count: {request.count}{_topology_request(request)}\n"
             f"    template:\n      spec:\n        tolerations: {_tolerations(request.tolerations)}\n"
             f"        nodeSelector: {{{', '.join(f'{k}: {v}' for k, v in request.node_selector.items())}}}\n"
+            f"        affinity: {_affinity(request)}\n"
             f"        containers:\n        - name: c\n          resources: {{requests: "
             f"{{cpu: {request.per_pod['cpu']}m, nvidia.com/gpu: {request.per_pod[GPU]}}}}}")
 

@@ -34,6 +34,7 @@ def test_generator_covers_every_request_form_and_node_state() -> None:
         forms.update("node selector" for w in world.workloads if w.request.node_selector)
         forms.update("tolerations" for w in world.workloads if w.request.tolerations)
         forms.update("running before" for _ in world.held)
+        forms.update("node affinity" for w in world.workloads if w.request.affinity)
         states.update("not ready" if not n.ready else "unschedulable" if n.unschedulable
                       else "tainted" if n.taints else "pool cpu" if n.labels["pool"] != "gpu" else "usable"
                       for n in world.nodes)
@@ -41,7 +42,7 @@ def test_generator_covers_every_request_form_and_node_state() -> None:
     assert {"required", "preferred", "unconstrained", "implied", "required+1 slice layer(s)",
             "preferred+1 slice layer(s)", "required+2 slice layer(s)", "preferred+2 slice layer(s)",
             "slices only+1 slice layer(s)", "slices only+2 slice layer(s)", "node selector",
-            "tolerations", "running before"} <= set(forms), forms
+            "tolerations", "running before", "node affinity"} <= set(forms), forms
     assert min(states[s] for s in ("not ready", "unschedulable", "tainted", "pool cpu")) > 10, states
     assert min(shapes.values()) > 20, shapes
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from compiler.evaluator.topology import (
     Node,
+    NodeSelectorRequirement,
     PlacementRefusal,
     SliceLayer,
     Taint,
@@ -116,3 +117,15 @@ def test_a_level_the_topology_lacks_is_refused() -> None:
     result = place(TopologyRequest(1, {GPU: 1}, required="example.com/zone"))
     assert isinstance(result, PlacementRefusal)
     assert result.reason == 'topology "racks" has no level example.com/zone'
+
+
+def test_required_node_affinity_keeps_the_pod_set_on_matching_nodes() -> None:
+    nodes = cluster()
+    for n in nodes:
+        n.labels["example.com/gpu-model"] = "h100" if n.name.startswith("r3") else "a100"
+    h100 = (NodeSelectorRequirement("example.com/gpu-model", "In", ("h100",)),)
+    request = TopologyRequest(2, {GPU: 8}, required=RACK, affinity=(h100,))
+    assert set(hosts(place(request, nodes))) <= {f"r3-h{i}" for i in range(4)}
+    refused = place(TopologyRequest(5, {GPU: 8}, preferred=RACK, affinity=(h100,)), nodes)
+    assert isinstance(refused, PlacementRefusal)
+    assert refused.reason.endswith("(nodes left out: 5 node affinity)")

@@ -11,6 +11,7 @@ from compiler.evaluator.topology.placement import find_topology_assignment
 from compiler.evaluator.topology.records import (
     DomainAssignment,
     Node,
+    NodeSelectorRequirement,
     PlacementRefusal,
     SliceLayer,
     Taint,
@@ -22,7 +23,7 @@ from compiler.evaluator.topology.records import (
 from compiler.evaluator.topology.tree import DomainTree, build_domain_tree
 
 __all__ = [
-    "DomainAssignment", "DomainTree", "Node", "PlacementRefusal", "SliceLayer", "Taint",
-    "Toleration", "TopologyAssignment", "TopologyFlavor", "TopologyRequest",
+    "DomainAssignment", "DomainTree", "Node", "NodeSelectorRequirement", "PlacementRefusal",
+    "SliceLayer", "Taint", "Toleration", "TopologyAssignment", "TopologyFlavor", "TopologyRequest",
     "build_domain_tree", "find_topology_assignment",
 ]

@@ -73,18 +73,50 @@ class SliceLayer:
         self.level, self.size = level, size
 
 
+class NodeSelectorRequirement:
+    """One matchExpressions entry of a required node affinity term."""
+
+    __slots__ = ("key", "operator", "values")
+
+    def __init__(self, key: str, operator: str, values: tuple[str, ...] = ()) -> None:
+        self.key, self.operator, self.values = key, operator, tuple(values)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """k8s.io/component-helpers nodeaffinity: a label selector requirement on node labels."""
+        present = self.key in labels
+        value = labels.get(self.key, "")
+        if self.operator == "In":
+            return present and value in self.values
+        if self.operator == "NotIn":
+            return not present or value not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator in ("Gt", "Lt") and present and len(self.values) == 1:
+            try:
+                have, bound = int(value), int(self.values[0])
+            except ValueError:
+                return False
+            return have > bound if self.operator == "Gt" else have < bound
+        return False
+
+
 class TopologyRequest:
     """A pod set asking for placement: Kueue's PodSetTopologyRequest plus what the pod needs.
 
-    `implied` is Kueue's implied TAS (a pod set without a topology request on a TAS flavor)."""
+    `implied` is Kueue's implied TAS (a pod set without a topology request on a TAS flavor);
+    `affinity` is requiredDuringSchedulingIgnoredDuringExecution: terms ORed, each term's
+    requirements ANDed (empty: no affinity)."""
 
     __slots__ = ("count", "per_pod", "required", "preferred", "unconstrained", "slices", "implied",
-                 "tolerations", "node_selector")
+                 "tolerations", "node_selector", "affinity")
 
     def __init__(self, count: int, per_pod: Mapping[str, int], *, required: str | None = None,
                  preferred: str | None = None, unconstrained: bool = False,
                  slices: tuple[SliceLayer, ...] = (), implied: bool = False,
-                 tolerations: tuple[Toleration, ...] = (), node_selector: Mapping[str, str] | None = None) -> None:
+                 tolerations: tuple[Toleration, ...] = (), node_selector: Mapping[str, str] | None = None,
+                 affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()) -> None:
         self.count = count
         self.per_pod = dict(per_pod)
         self.required, self.preferred, self.unconstrained = required, preferred, unconstrained
@@ -92,6 +124,7 @@ class TopologyRequest:
         self.implied = implied
         self.tolerations = tuple(tolerations)
         self.node_selector = dict(node_selector or {})
+        self.affinity = tuple(tuple(term) for term in affinity)
 
 
 class DomainAssignment:
