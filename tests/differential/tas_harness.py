@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from compiler.evaluator.topology import PlacementRefusal, build_domain_tree, find_topology_assignment
+from compiler.evaluator.topology import PlacementRefusal, build_domain_tree, find_topology_assignments
 
 from .tas_worlds import TasWorld, dump_tas_world, tas_world
 
-Placements = dict[str, dict | None]  # workload -> {"levels", "domains"} or None (not placed)
+# workload -> {pod set: {"levels", "domains"}}, or None (not placed)
+Placements = dict[str, dict[str, dict] | None]
 
 
 def python_placements(world: TasWorld) -> Placements:
@@ -21,12 +22,13 @@ def python_placements(world: TasWorld) -> Placements:
         tree.add_usage(held.assignment, held.per_pod)
     placed: Placements = {}
     for workload in world.workloads:
-        result = find_topology_assignment(tree, workload.request)
+        result = find_topology_assignments(tree, workload.pod_sets)
         if isinstance(result, PlacementRefusal):
             placed[workload.name] = None
             continue
-        tree.add_usage(result, workload.request.per_pod)
-        placed[workload.name] = result.as_json()
+        for name, assignment in result.items():
+            tree.add_usage(assignment, workload.pod_sets[name].per_pod)
+        placed[workload.name] = {name: assignment.as_json() for name, assignment in result.items()}
     return placed
 
 
@@ -38,7 +40,7 @@ def oracle_placements(result: dict) -> Placements:
         if workload["status"] == "running":
             continue
         admitted = workload["status"] == "admitted"
-        placed[name] = workload.get("topologyAssignment", {}).get("main") if admitted else None
+        placed[name] = workload.get("topologyAssignment") if admitted else None
     return placed
 
 

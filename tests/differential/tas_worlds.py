@@ -40,10 +40,16 @@ TAINT = Taint("example.com/maintenance", "true", "NoSchedule")
 
 
 class TasWorkload:
-    __slots__ = ("name", "request")
+    """A pending Workload: pod set `main`, and for some a second pod set `aux`."""
 
-    def __init__(self, name: str, request: TopologyRequest) -> None:
-        self.name, self.request = name, request
+    __slots__ = ("name", "request", "aux")
+
+    def __init__(self, name: str, request: TopologyRequest, aux: TopologyRequest | None = None) -> None:
+        self.name, self.request, self.aux = name, request, aux
+
+    @property
+    def pod_sets(self) -> dict[str, TopologyRequest]:
+        return {"main": self.request} | ({"aux": self.aux} if self.aux else {})
 
 
 class HeldWorkload:
@@ -75,7 +81,9 @@ def tas_world(seed: int, index: int) -> TasWorld:
     flavor = TopologyFlavor("topo", levels, {"pool": "gpu"},
                             (Toleration(TAINT.key, "Exists"),) if rng.random() < 0.15 else ())
     nodes = _nodes(rng, levels)
-    workloads = [TasWorkload(f"wl-{i}", random_request(rng, levels)) for i in range(rng.randint(1, 4))]
+    workloads = [TasWorkload(f"wl-{i}", random_request(rng, levels),
+                             random_request(rng, levels) if rng.random() < 0.25 else None)
+                 for i in range(rng.randint(1, 4))]
     return TasWorld(flavor, nodes, workloads, random_held(rng, levels, nodes))
 
 
@@ -236,10 +244,13 @@ def _created(order: int) -> str:
 
 
 def _workload_yaml(workload: TasWorkload, order: int) -> str:
-    request = workload.request
     return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {workload.name}\n"
             f"  namespace: default\n  creationTimestamp: \"{_created(order)}\"\nspec:\n  queueName: lq\n"
-            f"  podSets:\n  - name: main\n    count: {request.count}{_topology_request(request)}\n"
+            f"  podSets:" + "".join(_pod_set_yaml(name, request) for name, request in workload.pod_sets.items()))
+
+
+def _pod_set_yaml(name: str, request: TopologyRequest) -> str:
+    return (f"\n  - name: {name}\n    count: {request.count}{_topology_request(request)}\n"
             f"    template:\n      spec:\n        tolerations: {_tolerations(request.tolerations)}\n"
             f"        nodeSelector: {{{', '.join(f'{k}: {v}' for k, v in request.node_selector.items())}}}\n"
             f"        affinity: {_affinity(request)}\n"

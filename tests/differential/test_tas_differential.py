@@ -35,6 +35,7 @@ def test_generator_covers_every_request_form_and_node_state() -> None:
         forms.update("tolerations" for w in world.workloads if w.request.tolerations)
         forms.update("running before" for _ in world.held)
         forms.update("node affinity" for w in world.workloads if w.request.affinity)
+        forms.update("two pod sets" for w in world.workloads if w.aux)
         states.update("not ready" if not n.ready else "unschedulable" if n.unschedulable
                       else "tainted" if n.taints else "pool cpu" if n.labels["pool"] != "gpu" else "usable"
                       for n in world.nodes)
@@ -42,7 +43,7 @@ def test_generator_covers_every_request_form_and_node_state() -> None:
     assert {"required", "preferred", "unconstrained", "implied", "required+1 slice layer(s)",
             "preferred+1 slice layer(s)", "required+2 slice layer(s)", "preferred+2 slice layer(s)",
             "slices only+1 slice layer(s)", "slices only+2 slice layer(s)", "node selector",
-            "tolerations", "running before", "node affinity"} <= set(forms), forms
+            "tolerations", "running before", "node affinity", "two pod sets"} <= set(forms), forms
     assert min(states[s] for s in ("not ready", "unschedulable", "tainted", "pool cpu")) > 10, states
     assert min(shapes.values()) > 20, shapes
 
@@ -55,7 +56,7 @@ def test_comparison_finds_a_planted_difference() -> None:
     world = tas_world(CI_SEED, 0)
     placed = python_placements(world)
     name = world.workloads[0].name
-    other = dict(placed, **{name: None if placed[name] else {"levels": [], "domains": []}})
+    other = dict(placed, **{name: None if placed[name] else {"main": {"levels": [], "domains": []}}})
     assert differences(placed, other) and not differences(placed, dict(placed))
 
 
@@ -63,7 +64,7 @@ def test_oracle_output_is_read_per_workload() -> None:
     result = {"workloads": [
         {"name": "default/a", "status": "admitted", "topologyAssignment": {"main": {"levels": ["h"], "domains": []}}},
         {"name": "default/b", "status": "pending"}]}
-    assert oracle_placements(result) == {"a": {"levels": ["h"], "domains": []}, "b": None}
+    assert oracle_placements(result) == {"a": {"main": {"levels": ["h"], "domains": []}}, "b": None}
 
 
 @pytest.mark.skipif(not ORACLE.is_file(), reason="kueue-oracle not built (go not on PATH)")

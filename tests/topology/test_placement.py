@@ -15,6 +15,7 @@ from compiler.evaluator.topology import (
     TopologyRequest,
     build_domain_tree,
     find_topology_assignment,
+    find_topology_assignments,
 )
 
 BLOCK, RACK, HOST = "example.com/block", "example.com/rack", "kubernetes.io/hostname"
@@ -129,3 +130,16 @@ def test_required_node_affinity_keeps_the_pod_set_on_matching_nodes() -> None:
     refused = place(TopologyRequest(5, {GPU: 8}, preferred=RACK, affinity=(h100,)), nodes)
     assert isinstance(refused, PlacementRefusal)
     assert refused.reason.endswith("(nodes left out: 5 node affinity)")
+
+
+def test_a_workloads_pod_sets_are_placed_together_or_not_at_all() -> None:
+    tree = build_domain_tree(FLAVOR, cluster())
+    workers = TopologyRequest(4, {GPU: 8}, required=RACK)
+    both = find_topology_assignments(tree, {"workers": workers, "more": TopologyRequest(3, {GPU: 8}, required=RACK)})
+    assert isinstance(both, dict)
+    assert set(hosts(both["workers"])).isdisjoint(hosts(both["more"]))  # the second saw the first's usage
+    refused = find_topology_assignments(tree, {"workers": workers, "big": TopologyRequest(5, {GPU: 8}, required=RACK)})
+    assert isinstance(refused, PlacementRefusal)
+    assert refused.reason.startswith("pod set big: needs 5 pods")
+    # Nothing stayed placed: the rack the refused Workload's workers took is free again.
+    assert hosts(find_topology_assignment(tree, workers)) == hosts(both["workers"])

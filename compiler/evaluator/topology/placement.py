@@ -70,6 +70,25 @@ def find_topology_assignment(tree: DomainTree, request: TopologyRequest) -> Topo
     return _build_assignment(tree, fit)
 
 
+def find_topology_assignments(tree: DomainTree, requests: dict[str, TopologyRequest]
+                              ) -> dict[str, TopologyAssignment] | PlacementRefusal:
+    """FindTopologyAssignmentsForFlavor for a Workload's pod sets on one flavor (without
+    podset-group-name pairs): in pod-set order, each placed with the usage of those before it
+    assumed; the first that cannot be placed refuses the Workload. The tree is left as it was."""
+    placed: dict[str, TopologyAssignment] = {}
+    result: TopologyAssignment | PlacementRefusal | None = None
+    for name, request in requests.items():
+        result = find_topology_assignment(tree, request)
+        if isinstance(result, PlacementRefusal):
+            result = PlacementRefusal(f"pod set {name}: {result.reason}") if len(requests) > 1 else result
+            break
+        tree.add_usage(result, request.per_pod)
+        placed[name] = result
+    for name, assignment in placed.items():
+        tree.add_usage(assignment, requests[name].per_pod, sign=-1)
+    return result if isinstance(result, PlacementRefusal) else placed
+
+
 def _resolve_plan(tree: DomainTree, request: TopologyRequest) -> _Plan | PlacementRefusal:
     """The first half of findTopologyAssignment: slice size, levels and their checks."""
     plan = _Plan()

@@ -49,16 +49,18 @@ class DomainTree:
         """The leaf an assignment's domain names (only the hostname when that is the lowest level)."""
         return self.leaves.get(values[-1] if self.hostname_lowest else domain_id(values))
 
-    def add_usage(self, assignment: TopologyAssignment, per_pod: Mapping[str, int]) -> None:
+    def add_usage(self, assignment: TopologyAssignment, per_pod: Mapping[str, int], sign: int = 1) -> None:
         """Pods already placed take their requests (and one `pods` each) from their leaves,
-        as the TAS cache adds an admitted Workload's usage (TASFlavorCache.addUsage)."""
+        as the TAS cache adds an admitted Workload's usage (TASFlavorCache.addUsage);
+        `sign=-1` gives them back (a placement undone)."""
         for placed in assignment.domains:
             leaf = self.leaf_of(placed.values)
             if leaf is None:
                 continue  # a node the flavor does not select: Kueue's snapshot skips it too
+            taken = sign * placed.count
             for resource, amount in per_pod.items():
-                leaf.free[resource] = leaf.free.get(resource, 0) - amount * placed.count
-            leaf.free[PODS_RESOURCE] = leaf.free.get(PODS_RESOURCE, 0) - placed.count
+                leaf.free[resource] = leaf.free.get(resource, 0) - amount * taken
+            leaf.free[PODS_RESOURCE] = leaf.free.get(PODS_RESOURCE, 0) - taken
 
 
 def domain_id(values: Iterable[str]) -> str:
