@@ -132,13 +132,17 @@ def random_node(rng: random.Random, path: tuple[str, ...], name: str, levels: tu
     return Node(name, labels, allocatable, taints, ready=rng.random() > 0.08, unschedulable=rng.random() < 0.06)
 
 
+# "slices" twice: one slice layer under a required or preferred level is the common form.
+REQUEST_FORMS = ("required", "preferred", "unconstrained", "implied", "slices", "slices", "layers", "slices-only")
+
+
 def random_request(rng: random.Random, levels: tuple[str, ...]) -> TopologyRequest:
     per_pod = {GPU: rng.choice((1, 2, 4, 8)), "cpu": rng.choice((500, 1000, 4000))}
     tolerations = (Toleration(TAINT.key, "Equal", "true", "NoSchedule"),) if rng.random() < 0.2 else ()
     pinned = {MODEL: "h100"} if rng.random() < 0.2 else {}
     affinity = tuple(rng.sample(AFFINITY_TERMS, rng.randint(1, 2))) if rng.random() < 0.2 else ()
     constraints = {"tolerations": tolerations, "node_selector": pinned, "affinity": affinity}
-    form = rng.choice(("required", "preferred", "unconstrained", "implied", "slices", "slices", "layers", "slices-only"))
+    form = rng.choice(REQUEST_FORMS)
     top = rng.randrange(len(levels))
     if form in ("required", "preferred"):
         return TopologyRequest(rng.randint(1, 8), per_pod, **constraints, **{form: levels[top]})
@@ -187,7 +191,8 @@ spec: {clusterQueue: cq}"""
 
 def _topology(flavor: TopologyFlavor) -> str:
     levels = "".join(f"\n  - nodeLabel: {level}" for level in flavor.levels)
-    return f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {{name: {flavor.topology_name}}}\nspec:\n  levels:{levels}"
+    return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {{name: {flavor.topology_name}}}\n"
+            f"spec:\n  levels:{levels}")
 
 
 def _tolerations(tolerations: tuple[Toleration, ...]) -> str:
@@ -209,7 +214,8 @@ def _node_yaml(node: Node) -> str:
     alloc = node.allocatable
     return (f"apiVersion: v1\nkind: Node\nmetadata:\n  name: {node.name}\n  labels: {{{labels}}}\n"
             f"spec: {{unschedulable: {str(node.unschedulable).lower()}, taints: [{taints}]}}\n"
-            f"status:\n  allocatable: {{cpu: {alloc['cpu']}m, nvidia.com/gpu: {alloc[GPU]!r}, pods: {alloc['pods']!r}}}\n"
+            f"status:\n  allocatable: {{cpu: {alloc['cpu']}m, nvidia.com/gpu: {alloc[GPU]!r}, "
+            f"pods: {alloc['pods']!r}}}\n"
             f"  conditions: [{{type: Ready, status: \"{'True' if node.ready else 'False'}\"}}]")
 
 
@@ -222,7 +228,8 @@ def _topology_request(request: TopologyRequest) -> str:
     if request.unconstrained:
         fields.append("unconstrained: true")
     if len(request.slices) == 1:
-        fields += [f"podSetSliceRequiredTopology: {request.slices[0].level}", f"podSetSliceSize: {request.slices[0].size}"]
+        layer = request.slices[0]
+        fields += [f"podSetSliceRequiredTopology: {layer.level}", f"podSetSliceSize: {layer.size}"]
     elif request.slices:
         layers = ", ".join(f"{{topology: {s.level}, size: {s.size}}}" for s in request.slices)
         fields.append(f"podsetSliceRequiredTopologyConstraints: [{layers}]")
