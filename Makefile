@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean browser mermaid differential oracle oracle-if-go speedups sandbox
+.PHONY: setup demo test bench clean browser mermaid differential differential-tas oracle oracle-if-go speedups sandbox
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,7 +62,7 @@ mermaid:
 # kueue-oracle: Kueue's own scheduler run offline (oracle/README.md). `go mod download` also
 # puts the Kueue module, whose CRDs the verify tests read, in the module cache.
 ORACLE_BIN := oracle/bin/kueue-oracle
-KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors workloadpriorityclasses workloads
+KUEUE_CRDS := clusterqueues cohorts localqueues resourceflavors topologies workloadpriorityclasses workloads
 # The job kinds' CRDs (their OpenAPI defaults are what the API server applies before Kueue's
 # integrations read a job): module:path, from the modules Kueue depends on (versions in go.sum).
 JOB_CRDS := \
@@ -138,6 +138,11 @@ SHRINK ?= 20
 differential: setup
 	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
 	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS) --max-shrink $(SHRINK)
+
+# N random topology placement worlds from SEED: compiler.evaluator.topology against Kueue's TAS.
+differential-tas: setup
+	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
+	cd tests && ../$(BIN)/python -m differential --tas --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE))
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -27,6 +27,7 @@ var crdFiles embed.FS
 var crdPlural = map[string]string{
 	"ResourceFlavor": "resourceflavors", "Cohort": "cohorts", "ClusterQueue": "clusterqueues",
 	"LocalQueue": "localqueues", "WorkloadPriorityClass": "workloadpriorityclasses", "Workload": "workloads",
+	"Topology": "topologies",
 }
 
 type schemaKey struct{ file, version string }

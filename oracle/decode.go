@@ -40,6 +40,9 @@ type world struct {
 	jobs            []client.Object // job objects of Kueue's integrations, TrainJob runtimes (jobs.go)
 	// resource.k8s.io/v1 objects the workload controller's DRA step reads (dra.go).
 	draObjects []client.Object
+	// What Kueue's TAS cache reads (tas.go): Topologies and the Nodes they are built from.
+	topologies []*kueue.Topology
+	nodes      []*corev1.Node
 	// From a config.kueue.x-k8s.io Configuration in the input, as Kueue's manager reads its own.
 	fairSharing *config.FairSharing
 	quotaCheck  config.QuotaCheckStrategy
@@ -127,6 +130,10 @@ func decodeWorld(s *runtime.Scheme, docs []document, warn io.Writer) *world {
 			w.namespaces = append(w.namespaces, o)
 		case *kueue.Workload:
 			w.workloads = append(w.workloads, o)
+		case *kueue.Topology:
+			w.topologies = append(w.topologies, o)
+		case *corev1.Node:
+			w.nodes = append(w.nodes, o)
 		case *resourcev1.DeviceClass, *resourcev1.ResourceClaimTemplate, *resourcev1.ResourceClaim, *resourcev1.ResourceSlice:
 			w.draObjects = append(w.draObjects, o.(client.Object))
 		default:
@@ -152,7 +159,7 @@ func objectKey(obj runtime.Object) string {
 
 var evaluatedKinds = map[string]bool{
 	"ResourceFlavor": true, "Cohort": true, "ClusterQueue": true, "LocalQueue": true,
-	"WorkloadPriorityClass": true, "Workload": true,
+	"WorkloadPriorityClass": true, "Workload": true, "Topology": true,
 }
 
 func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, error) {
@@ -172,7 +179,7 @@ func decodeOne(s *runtime.Scheme, raw map[string]interface{}) (runtime.Object, e
 			return nil, fmt.Errorf("%s: only kueue.x-k8s.io/v1beta1 and v1beta2 are read", apiVersion)
 		}
 	case gv.Group == "" && kind == "Namespace", gv.Group == "scheduling.k8s.io" && kind == "PriorityClass",
-		isJobKind(gv.Group, kind):
+		isJobKind(gv.Group, kind), isNodeKind(gv.Group, kind):
 	case gv.Group == resourcev1.GroupName && draKinds[kind]:
 		if gv.Version != resourcev1.SchemeGroupVersion.Version {
 			return nil, fmt.Errorf("%s %s: only resource.k8s.io/v1 is read (the version Kueue v0.19.2's DRA step reads)", apiVersion, kind)

@@ -183,6 +183,12 @@ func newHarness(ctx context.Context, w *world, warn io.Writer) (*harness, error)
 		objs = append(objs, wl)
 	}
 	objs = append(objs, w.draObjects...)
+	for _, t := range w.topologies {
+		objs = append(objs, t)
+	}
+	for _, n := range w.nodes {
+		objs = append(objs, n)
+	}
 	var err error
 	if h.draMapper, h.draBacked, err = draSetup(w); err != nil {
 		return nil, fmt.Errorf("resources.deviceClassMappings: %v", err)
@@ -347,6 +353,7 @@ func lookupClient(w *world) client.Client {
 // Workloads already stored, as after a controller restart).
 func (h *harness) addQueues() error {
 	w := h.world
+	h.addTopologyInputs() // tas.go
 	for _, rf := range w.flavors {
 		h.cache.AddOrUpdateResourceFlavor(h.log, rf.DeepCopy())
 	}

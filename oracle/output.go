@@ -27,6 +27,9 @@ type workloadOut struct {
 	Borrowing    bool                         `json:"borrowing"`
 	Reason       string                       `json:"reason"`
 	PreemptedBy  *string                      `json:"preemptedBy"`
+	// Per pod set placed by Topology Aware Scheduling (tas.go); absent without TAS, so the
+	// layout of every other evaluation is unchanged.
+	TopologyAssignment map[string]*topologyOut `json:"topologyAssignment,omitempty"`
 }
 
 type clusterQueueOut struct {
@@ -108,6 +111,12 @@ func (h *harness) outcome(wl *kueue.Workload) workloadOut {
 			o.Assignment[string(psa.Name)] = flavors
 			if psa.Count != nil {
 				o.Count[string(psa.Name)] = *psa.Count
+			}
+			if ta := topologyAssignmentOut(psa.TopologyAssignment); ta != nil {
+				if o.TopologyAssignment == nil {
+					o.TopologyAssignment = map[string]*topologyOut{}
+				}
+				o.TopologyAssignment[string(psa.Name)] = ta
 			}
 		}
 		o.Reason = "Quota reserved in ClusterQueue " + cq

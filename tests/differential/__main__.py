@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .engines import OracleEngine, PERTURBATIONS, perturbed_engine, python_engine
 from .harness import disagreeing_worlds, run_world, shrink
+from .tas_harness import tas_main
 from .worlds import dump, world
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +38,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes comparing worlds")
     parser.add_argument("--max-shrink", type=int, default=20,
                         help="shrink at most this many disagreements (the rest are kept whole)")
+    parser.add_argument("--tas", action="store_true",
+                        help="topology placement worlds (tas_worlds.py): compiler.evaluator.topology "
+                             "against Kueue's TAS in the oracle")
     return parser.parse_args(argv)
 
 
@@ -57,6 +61,8 @@ def _reference(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     reference = _reference(args)
+    if args.tas:
+        return tas_main(args.seed, args.start, args.worlds, reference)
     detail = args.detail or REPO / "build" / "differential" / f"seed-{args.seed}-n-{args.worlds}.json"
     started = time.monotonic()
     disagreements = []
