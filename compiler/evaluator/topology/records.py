@@ -1,5 +1,5 @@
 """The typed records placement reads and returns. Quantities are Kueue's int64 units
-(`compiler.quantity.to_units`: milli-units for cpu, whole units otherwise)."""
+(`compiler.core.quantity.to_units`: milli-units for cpu, whole units otherwise)."""
 
 from __future__ import annotations
 

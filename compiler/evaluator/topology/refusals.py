@@ -7,7 +7,7 @@ from collections import Counter
 
 from compiler.evaluator.topology.records import TopologyRequest
 from compiler.evaluator.topology.tree import DomainTree
-from compiler.quantity import format_units
+from compiler.core.quantity import format_units
 
 
 def _level_name(level: str) -> str:
