@@ -14,7 +14,7 @@ from compiler.evaluator.assigner import (
     Assignment, FlavorAssigner, WAITING_FOR_QUOTA, requirement_values, restated, unused_quota_message,
 )
 from compiler.evaluator.circles import CircleFinder
-from compiler.evaluator.fairshare import FairTournament, pop_fair
+from compiler.evaluator.fair_tournament import FairTournament, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, ClusterState, FlavorResource, Workload, flavor_resource
 from compiler.evaluator.preemption import HUMAN_REASONS, Preemptor, Target
@@ -366,7 +366,7 @@ class Engine:
         self.reused_from_class = 0
         self.reused_fits = 0
         # Fair sharing: each queue's head keys in the tournaments of its cohorts, kept from one
-        # cycle to the next (fairshare._head_keys's memo).
+        # cycle to the next (fair_tournament._head_keys's memo).
         self._tournament_keys: dict[str, tuple] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
