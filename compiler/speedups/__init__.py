@@ -54,7 +54,14 @@ HOT_MODULES = (
     "compiler.evaluator.fair_preemption",
     "compiler.evaluator.preemption",
     "compiler.evaluator.circles",
+    "compiler.evaluator.queue_manager",
+    "compiler.evaluator.cluster_cache",
+    "compiler.evaluator.nominator",
+    "compiler.evaluator.nomination_cache",
+    "compiler.evaluator.processing",
+    "compiler.evaluator.quiet_queues",
     "compiler.evaluator.scheduler",
+    "compiler.evaluator.engine",
     "compiler.simulate.driver",
 )
 

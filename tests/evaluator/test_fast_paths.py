@@ -18,7 +18,7 @@ from compiler.evaluator.fair_tournament import FairTournament, _head_keys, pop_f
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 
 FLAVORS = ("f0", "f1")
 
