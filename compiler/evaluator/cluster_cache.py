@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from compiler.evaluator.assigner import FlavorAssigner, requirement_values
+from compiler.evaluator.assigner import FlavorAssigner
 from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterState, Workload, flavor_resource
 from compiler.evaluator.preemption import Preemptor
 from compiler.evaluator.queue_manager import PendingQueue
+from compiler.evaluator.selectors import label_selector_matches
 from compiler.evaluator.tree import QuotaNode
 from compiler.parents import cycles
 
@@ -22,34 +23,6 @@ WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
 QUOTA_RESERVED = "QuotaReserved"
 INADMISSIBLE_REASONS = {MISCONFIGURED, SUSPENDED, "NoMatchingFlavor", "ExceedsMaxQuota", "Invalid",
                         "Inactive", "Finished"}
-
-
-def _selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
-    if selector is None:
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(str(key)) != str(value):
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        if not isinstance(expr, dict):
-            return False
-        key, op = expr.get("key"), expr.get("operator")
-        if not isinstance(key, str):  # the API server refuses such a selector: it selects nothing
-            return False
-        values = requirement_values(expr)
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
-
 
 
 class ClusterCache:
@@ -288,6 +261,6 @@ class ClusterCache:
         selected = (cq_name, namespace)
         matches = self._selected.get(selected)
         if matches is None:  # namespaces and selectors do not change during a run
-            matches = self._selected[selected] = _selector_matches(
+            matches = self._selected[selected] = label_selector_matches(
                 self.state.cluster_queues[cq_name].namespace_selector, self.state.namespace_labels(namespace))
         return matches
