@@ -4,6 +4,8 @@ that of its equivalence class in the same queue from the same scan position."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, ORACLE_READING, QUOTA_READING, Assignment, restated, unused_quota_message,
 )
@@ -40,6 +42,30 @@ def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResourc
 
 
 
+class Nomination:
+    """A workload's last nomination in a ClusterQueue, as the cache keeps it: what it answered
+    and what that answer depends on besides the workload."""
+
+    __slots__ = ("cq", "scan", "reader", "state", "assignment", "targets", "readings", "frs")
+
+    def __init__(self, cq: str, scan: tuple | None, reader: Callable[[], object] | None, state: object,
+                 assignment: Assignment, targets: list[Target], readings: list[tuple] | None,
+                 frs: list[FlavorResource] | None) -> None:
+        self.cq = cq                   # the ClusterQueue nominated in
+        self.scan = scan               # the scan position it started from (sorted items), or None
+        # The reader of the commit versions of what it read, and its answer then; no reader: it
+        # was decided by static quotas and the workload's shape alone.
+        self.reader = reader
+        self.state = state
+        self.assignment = assignment
+        self.targets = targets
+        # The readings a fit or a failure took (None for a preemption: its targets are
+        # particular workloads found for this one), and the pairs `reader` reads (None when
+        # it reads its whole group's pairs or the whole tree).
+        self.readings = readings
+        self.frs = frs
+
+
 class CachedNominator(Nominator):
     """Nomination with the cache in front (`reuse`); without it, the plain nomination."""
 
@@ -48,10 +74,10 @@ class CachedNominator(Nominator):
             return self.get_assignment(info, cq_name)
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
-        if cached is not None and cached[0] == cq_name and cached[1] == scan:
+        if cached is not None and cached.cq == cq_name and cached.scan == scan:
             found = self._reuse(info, cached, True)
             if found is not None:
-                return found[4], found[5]
+                return found.assignment, found.targets
         # The last failure or fit of the workload's equivalence class in this queue from this
         # scan position (another workload's, or its own before a scan elsewhere).
         class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
@@ -59,9 +85,9 @@ class CachedNominator(Nominator):
         found = self._reuse(info, shared, False) if shared is not None and shared is not cached else None
         if found is not None:
             self.reused_from_class += 1
-            if found[4].mode == A_FIT:
+            if found.assignment.mode == A_FIT:
                 self.reused_fits += 1
-            return found[4], found[5]
+            return found.assignment, found.targets
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
         assigner.readings = []
@@ -79,42 +105,44 @@ class CachedNominator(Nominator):
         reader, frs = None, None
         if assigner.read_usage:
             reader, frs = self._state_reader(info, cq_name, readings if kept else None)
-        info.nomination = (cq_name, scan, reader, reader() if reader else None, assignment, targets,
-                           readings if kept else None, frs)
+        info.nomination = Nomination(cq_name, scan, reader, reader() if reader else None, assignment, targets,
+                                     readings if kept else None, frs)
         if kept and class_key is not None:
             self._class_nominations[class_key] = info.nomination
         return assignment, targets
 
-    def _reuse(self, info: WorkloadInfo, cached: tuple, own: bool) -> tuple | None:
+    def _reuse(self, info: WorkloadInfo, cached: Nomination, own: bool) -> Nomination | None:
         """The nomination nominating `info` now gives, from `cached` (of `info` itself when
         `own`, else of a workload of its equivalence class, same queue and scan position), or
         None; it becomes `info`'s. The class shares the assigner's path (same pod sets, same
         priority): quota answers, and preemption answers unless the queue's policy compares
         creation times, when every answer is asked again for `info`."""
-        cq_name, reader = cached[0], cached[2]
+        cq_name, reader = cached.cq, cached.reader
         if reader is None:  # decided by static quotas and the workload's shape alone
             self.reused += 1
             info.nomination = cached
             return cached
         state = reader()
         as_is = own or not self.preemptor.compares_creation(cq_name)
-        if state == cached[3] and as_is:
+        if state == cached.state and as_is:
             self.reused += 1
             info.nomination = cached
             return cached
-        if cached[6] is None:
+        if cached.readings is None:
             return None
-        retraced = self._retrace(info, cq_name, cached[6], _changed(cached[7], cached[3], state) if as_is else None)
+        retraced = self._retrace(info, cq_name, cached.readings,
+                                 _changed(cached.frs, cached.state, state) if as_is else None)
         if retraced is None:
             return None
         readings, messages = retraced
-        assignment = restated(cached[4], messages) if messages else cached[4]
+        assignment = restated(cached.assignment, messages) if messages else cached.assignment
         self.reused += 1
         if assignment.mode != A_FIT:
             self.reused_failures += 1
-        info.nomination = (cq_name, cached[1], reader, state, assignment, cached[5], readings, cached[7])
+        info.nomination = Nomination(cq_name, cached.scan, reader, state, assignment, cached.targets, readings,
+                                     cached.frs)
         if not self.fair_sharing:
-            self._class_nominations[(cq_name, info.scheduling_hash, cached[1])] = info.nomination
+            self._class_nominations[(cq_name, info.scheduling_hash, cached.scan)] = info.nomination
         return info.nomination
 
     def _retrace(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],

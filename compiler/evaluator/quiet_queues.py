@@ -21,8 +21,8 @@ def _reused_as_is(info: WorkloadInfo, cq_name: str) -> bool:
     """Whether a fresh-scan nomination of `info` in `cq_name` would be its last one, reused
     without a reading checked: the committed versions of what it read have not moved."""
     cached = info.nomination
-    return (cached is not None and cached[0] == cq_name and cached[1] is None
-            and (cached[2] is None or cached[2]() == cached[3]))
+    return (cached is not None and cached.cq == cq_name and cached.scan is None
+            and (cached.reader is None or cached.reader() == cached.state))
 
 
 def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
@@ -82,11 +82,11 @@ class QuietQueues(EntryProcessor):
         frs: set[FlavorResource] = set()
         for info in heads:
             cached = info.nomination
-            if cached[2] is None:
+            if cached.reader is None:
                 continue
-            if cached[7] is None:
+            if cached.frs is None:
                 return None
-            frs.update(cached[7])
+            frs.update(cached.frs)
         return self.preemptor.snapshot.version_reader(name, sorted(frs), False)
 
     def _quiet_cycle(self) -> int:
@@ -142,7 +142,7 @@ class QuietQueues(EntryProcessor):
             if info is not expected:
                 raise RuntimeError(f"quiet queue {name}: popped {info and info.key}, not {expected.key}")
             entry = Entry(info, name)
-            entry.assignment, entry.targets = info.nomination[4], info.nomination[5]
+            entry.assignment, entry.targets = info.nomination.assignment, info.nomination.targets
             entry.message = entry.assignment.message()
             self._process(entry, {}, [], [])
             self._requeue_entries([entry])
