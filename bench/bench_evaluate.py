@@ -124,7 +124,7 @@ def options(setting: str, every_queue: bool) -> dict:
 def one(workloads: int, setting: str, every_queue: bool) -> dict:
     from compiler.evaluator import load_manifests
     from compiler.evaluator.result import EvaluationResult
-    from compiler.evaluator.scheduler import Engine
+    from compiler.evaluator.engine import Engine
     from compiler.runtime.garbage_collection import few_collections
 
     docs = generate(workloads, **options(setting, every_queue))

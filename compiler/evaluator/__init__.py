@@ -50,7 +50,7 @@ Modelling notes (where a static evaluation has to choose what a live cluster doe
   queue, a head that gets no fit (or no preemption candidates) takes the queued workloads of its
   equivalence class (`WorkloadInfo.scheduling_hash`: priority and pod-set shapes) to the
   inadmissible set with it, and a workload of that class arriving before the next requeue joins
-  them (`_Queue.bulk_move` / `_Queue.add` in scheduler.py). Those workloads were not tried
+  them (`PendingQueue.bulk_move` / `PendingQueue.add` in queue_manager.py). Those workloads were not tried
   themselves, so they stay `pending` with their class's reason, as Kueue reports them.
 * Evictions complete between cycles: a victim releases its quota at the end of the cycle that
   preempted it (inadmissible workloads of its LocalQueue's cohort tree are requeued, as on a
@@ -75,7 +75,7 @@ from compiler.evaluator.loader import load_documents
 from compiler.evaluator.models import ClusterState
 from compiler.evaluator.reader import read_files
 from compiler.evaluator.result import EvaluationResult, WorkloadOutcome
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 from compiler.runtime.garbage_collection import few_collections
 
 __all__ = ["ClusterState", "EvaluationResult", "WorkloadOutcome", "evaluate", "load_documents",

@@ -12,6 +12,7 @@ from typing import Callable
 
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, flavor_resource
 from compiler.core.quantity import format_units
+from compiler.evaluator.selectors import requirement_matches
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
 # Preemption modes, worst to best (Kueue's preemptionMode order).
@@ -250,37 +251,6 @@ def _taint_text(taint: dict) -> str:
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
-def requirement_values(requirement: dict) -> list[str]:
-    """A selector requirement's `values` as strings (anything but a list, which the API server
-    refuses, as none): node affinity here, namespace selectors in the scheduler."""
-    values = requirement.get("values")
-    return [str(v) for v in values] if isinstance(values, list) else []
-
-
-def _requirement_matches(req: dict, labels: dict[str, str]) -> bool:
-    key = req.get("key")
-    op = req.get("operator")
-    values = requirement_values(req)
-    present = key in labels
-    if op == "In":
-        return present and labels[key] in values
-    if op == "NotIn":
-        return not present or labels[key] not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt"):
-        if not present or len(values) != 1:
-            return False
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
 def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodSet) -> str | None:
     """Why the pod set cannot use this flavor at all (Kueue's checkFlavorForPodSets)."""
     if flavor is None:
@@ -304,7 +274,7 @@ def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodS
                 terms = []  # a term with no relevant key matches every flavor
                 break
             terms.append(kept)
-        if terms and not any(all(_requirement_matches(e, keys) for e in term) for term in terms):
+        if terms and not any(all(requirement_matches(e, keys, numeric=True) for e in term) for term in terms):
             return f"flavor {flavor_name} doesn't match node affinity"
     return None
 

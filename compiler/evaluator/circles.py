@@ -23,7 +23,7 @@ from compiler.evaluator.info import WorkloadInfo
 
 
 class Engine(Protocol):
-    """What of the engine (scheduler.Engine) a circle is found in."""
+    """What of the engine (engine.Engine) a circle is found in."""
 
     infos: dict[str, WorkloadInfo]
     queues: dict

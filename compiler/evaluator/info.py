@@ -45,10 +45,9 @@ class WorkloadInfo:
         self.pending_victims: list[str] = []  # preemptions it issued, not yet admitted
         self._hash: int | None = None
         self._order: tuple | None = None
-        # The last nomination (queue, scan position, state reader, state, assignment, targets,
-        # readings of a failure, the pairs the state is read from) and the (flavor, resource)
-        # pairs a nomination in its ClusterQueue can read: see Engine._nominate_cached.
-        self.nomination: tuple | None = None
+        # The last nomination (nomination_cache.Nomination) and the (flavor, resource) pairs a
+        # nomination in its ClusterQueue can read: see CachedNominator._nominate_cached.
+        self.nomination: object = None
         self.reads: tuple | None = None
         # "namespace/name", asked millions of times in a simulation: formatted once. The UID
         # orders candidates and heads (the key stands in for a workload without one).

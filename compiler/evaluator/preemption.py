@@ -1,6 +1,6 @@
 """The preemptor the scheduler talks to (Kueue's preemption.Preemptor): it keeps the snapshot
 of who holds quota up to date and hands each request to the configured strategy, classical
-(compiler/evaluator/classical.py) or Fair Sharing (compiler/evaluator/fairshare.py). The pieces
+(compiler/evaluator/classical.py) or Fair Sharing (compiler/evaluator/fair_preemption.py). The pieces
 both strategies use live in compiler/evaluator/preemption_common.py; neither strategy imports
 the other."""
 
@@ -10,7 +10,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Iterable
 
 from compiler.evaluator.classical import ClassicalPreemption
-from compiler.evaluator.fairshare import FairSharingPreemption
+from compiler.evaluator.fair_preemption import FairSharingPreemption
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, FlavorResource
 from compiler.evaluator.preemption_common import (
@@ -91,7 +91,7 @@ class Preemptor:
         # A classical search reads the contested and requested pairs only, and the preemptor
         # only through its priority, and its creation time for LowerOrNewerEqualPriority only:
         # without that policy, the workloads of one priority and shape share their answers.
-        # Fair sharing reads the shares of the queues it compares (fairshare.SearchReads).
+        # Fair sharing reads the shares of the queues it compares (fair_search_reads.SearchReads).
         work = preemptor.workload
         created = work.created if self.fair_sharing or self.compares_creation(cq_name) else None
         key = (cq_name, contested, tuple(sorted(usage.items())), work.priority, created)

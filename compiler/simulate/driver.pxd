@@ -2,7 +2,7 @@
 # without them): the event loop as an extension type calling the engine's C methods.
 cimport cython
 
-from compiler.evaluator.scheduler cimport Engine
+from compiler.evaluator.engine cimport Engine
 
 cdef class _EventLoop:
     cdef public object simulation

@@ -32,7 +32,7 @@ from compiler.stages.admissibility import workload_object
 from compiler.core.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
 from compiler.evaluator import load_manifests
 from compiler.evaluator.models import Workload, copy_with
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 from compiler.runtime.garbage_collection import few_collections
 from compiler.mig.catalogue import load_catalogue
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload

@@ -1,6 +1,6 @@
 """The simulator under a fair-sharing policy: a preemption search judges the shares of the
 queues it compares, so its answer is kept only while the pairs it read and the shares of those
-queues are unchanged (fairshare.SearchReads). Checked here on a policy where that matters:
+queues are unchanged (fair_search_reads.SearchReads). Checked here on a policy where that matters:
 nested cohorts with weights, lending limits, two GPU models that share one dominant resource,
 and teams that borrow from each other."""
 

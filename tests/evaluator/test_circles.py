@@ -10,7 +10,7 @@ import sys
 from compiler.evaluator import load_manifests
 from compiler.evaluator.circles import CircleFinder, fingerprint
 from compiler.evaluator.result import EvaluationResult
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 from differential.worlds import dump, world
 
 

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from compiler.evaluator import load_manifests
-from compiler.evaluator.fairshare import (
-    FairSharingPreemption, FairTournament, _almost, _head_keys, _Ordering, _share, holding, pop_fair, share_of,
-)
+from compiler.evaluator.drs import _share, share_of
+from compiler.evaluator.fair_ordering import TargetOrdering, _almost, holding
+from compiler.evaluator.fair_preemption import FairSharingPreemption
+from compiler.evaluator.fair_tournament import FairTournament, _head_keys, pop_fair
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import PreemptionRequest, candidate_key, candidate_order
 from compiler.evaluator.result import EvaluationResult
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 
 FLAVORS = ("f0", "f1")
 
@@ -188,7 +189,7 @@ def test_share_after_removal_is_the_share_of_the_tree_without_the_workload(seed:
         node = engine.nodes[preemptor]
         if node.parent is None:
             continue
-        ordering = _Ordering(node, {}, None)
+        ordering = TargetOrdering(node, {}, None)
         for info in admitted:
             target = engine.nodes[info.cluster_queue]
             if target is node or target.root() is not node.root():
@@ -257,7 +258,7 @@ def test_a_request_over_its_own_borrowing_limit_is_not_searched_again_after_a_co
     assert original(PreemptionRequest(pending, "cq-a", frozenset({fr}), {fr: 2})) == []  # what a search answers now
 
 
-def _walk(ordering: _Ordering, rnd: random.Random, snapshot) -> list[tuple[str, str]]:
+def _walk(ordering: TargetOrdering, rnd: random.Random, snapshot) -> list[tuple[str, str]]:
     """The targets an ordering yields, taking one workload at each (and evicting it, as a
     search does, on a coin toss), and at times the queue's other workloads too (as a search
     sends them to the second chance) or pruning the queue (as the second pass does); the tree
@@ -287,7 +288,7 @@ def _walk_world(seed: int) -> tuple[Engine, random.Random]:
 
 
 def _searches(engine: Engine, rnd: random.Random):
-    """(preemptor's queue, targets as a search gives them to `_Ordering`) for every queue in a
+    """(preemptor's queue, targets as a search gives them to `TargetOrdering`) for every queue in a
     cohort, four times: random queues of its tree with random numbers of their workloads."""
     for name in sorted(engine.nodes) * 4:
         node = engine.nodes[name]
@@ -314,8 +315,8 @@ def test_walk_over_the_children_holding_targets_yields_what_the_whole_walk_yield
     for node, targets in _searches(engine, rnd):
         order_key = candidate_order(node.name)
         choice = rnd.random()
-        whole = _walk(_Ordering(node, targets, order_key), random.Random(choice), snapshot)
-        filtered = _walk(_Ordering(node, targets, order_key, holding(engine.nodes, targets)), random.Random(choice), snapshot)
+        whole = _walk(TargetOrdering(node, targets, order_key), random.Random(choice), snapshot)
+        filtered = _walk(TargetOrdering(node, targets, order_key, holding(engine.nodes, targets)), random.Random(choice), snapshot)
         assert filtered == whole
         walked += bool(whole)
     assert walked > 5
@@ -331,7 +332,7 @@ def test_queues_still_visited_are_those_the_rest_of_the_walk_visits(seed: int) -
     snapshot = engine.preemptor.snapshot
     compared = 0
     for node, targets in _searches(engine, rnd):
-        ordering = _Ordering(node, targets, candidate_order(node.name), holding(engine.nodes, targets))
+        ordering = TargetOrdering(node, targets, candidate_order(node.name), holding(engine.nodes, targets))
         walk, evicted = iter(ordering), []
         for target in walk:  # the walk so far, with evictions (undone below)
             info = ordering.pop(target.name)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from compiler.evaluator import evaluate, load_manifests
 from compiler.evaluator.result import EvaluationResult
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 
 FLAVORS = ["f0", "f1", "f2"]
 RESOURCES = ["cpu", "gpu"]

@@ -1,0 +1,219 @@
+"""The nomination cache, a layer over the plain nomination (this engine's own: Kueue nominates
+every head afresh): a head whose answer provably reads the same again reuses its last one, or
+that of its equivalence class in the same queue from the same scan position."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from compiler.evaluator.assigner import (
+    A_FIT, A_NO_FIT, A_PREEMPT, ORACLE_READING, QUOTA_READING, Assignment, restated, unused_quota_message,
+)
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import FlavorResource, flavor_resource
+from compiler.evaluator.nominator import TARGETS_READING, Nominator, _found
+from compiler.evaluator.preemption import Target
+from compiler.evaluator.tree import height_of_lowest_subtree_that_fits
+
+def _reading_pairs(kind: str, what, amount) -> tuple:
+    """The (flavor, resource) pairs whose committed usage a reading's answer depends on."""
+    if kind == TARGETS_READING:
+        return (*what, *amount)
+    return (what,)
+
+
+def _reading_touches(frs: set[FlavorResource], kind: str, what, amount) -> bool:
+    """Whether a reading's answer depends on one of `frs`: `_reading_pairs` meets `frs`,
+    asked without building the tuple (a retrace asks it of every reading it keeps)."""
+    if kind == TARGETS_READING:
+        return not (frs.isdisjoint(what) and frs.isdisjoint(amount))
+    return what in frs
+
+
+def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResource] | None:
+    """Which of `frs` have a commit version in `now` other than in `before` (the answers of a
+    version reader over them; one pair's is a plain number). None when the versions are not
+    per pair."""
+    if frs is None:
+        return None
+    if len(frs) == 1:
+        return set(frs) if before != now else set()
+    return {fr for fr, old, new in zip(frs, before, now) if old != new}
+
+
+
+class Nomination:
+    """A workload's last nomination in a ClusterQueue, as the cache keeps it: what it answered
+    and what that answer depends on besides the workload."""
+
+    __slots__ = ("cq", "scan", "reader", "state", "assignment", "targets", "readings", "frs")
+
+    def __init__(self, cq: str, scan: tuple | None, reader: Callable[[], object] | None, state: object,
+                 assignment: Assignment, targets: list[Target], readings: list[tuple] | None,
+                 frs: list[FlavorResource] | None) -> None:
+        self.cq = cq                   # the ClusterQueue nominated in
+        self.scan = scan               # the scan position it started from (sorted items), or None
+        # The reader of the commit versions of what it read, and its answer then; no reader: it
+        # was decided by static quotas and the workload's shape alone.
+        self.reader = reader
+        self.state = state
+        self.assignment = assignment
+        self.targets = targets
+        # The readings a fit or a failure took (None for a preemption: its targets are
+        # particular workloads found for this one), and the pairs `reader` reads (None when
+        # it reads its whole group's pairs or the whole tree).
+        self.readings = readings
+        self.frs = frs
+
+
+class CachedNominator(Nominator):
+    """Nomination with the cache in front (`reuse`); without it, the plain nomination."""
+
+    def _nominate_cached(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        if not self.reuse:
+            return self.get_assignment(info, cq_name)
+        scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
+        cached = info.nomination
+        if cached is not None and cached.cq == cq_name and cached.scan == scan:
+            found = self._reuse(info, cached, True)
+            if found is not None:
+                return found.assignment, found.targets
+        # The last failure or fit of the workload's equivalence class in this queue from this
+        # scan position (another workload's, or its own before a scan elsewhere).
+        class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
+        shared = self._class_nominations.get(class_key) if class_key is not None else None
+        found = self._reuse(info, shared, False) if shared is not None and shared is not cached else None
+        if found is not None:
+            self.reused_from_class += 1
+            if found.assignment.mode == A_FIT:
+                self.reused_fits += 1
+            return found.assignment, found.targets
+        assigner = self.assigner(cq_name)
+        assigner.read_usage = False
+        assigner.readings = []
+        try:
+            assignment, targets = self.get_assignment(info, cq_name)
+            readings = assigner.readings
+        finally:
+            assigner.readings = None
+        # A failure is kept with its readings, and so is a fit: the workload's class comes
+        # back (the next job of the same shape arriving in this queue) and takes the same
+        # path while the readings decide the same. A preemption's targets are particular
+        # workloads found for this one: it is not kept.
+        failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
+        kept = failed or assignment.mode == A_FIT
+        reader, frs = None, None
+        if assigner.read_usage:
+            reader, frs = self._state_reader(info, cq_name, readings if kept else None)
+        info.nomination = Nomination(cq_name, scan, reader, reader() if reader else None, assignment, targets,
+                                     readings if kept else None, frs)
+        if kept and class_key is not None:
+            self._class_nominations[class_key] = info.nomination
+        return assignment, targets
+
+    def _reuse(self, info: WorkloadInfo, cached: Nomination, own: bool) -> Nomination | None:
+        """The nomination nominating `info` now gives, from `cached` (of `info` itself when
+        `own`, else of a workload of its equivalence class, same queue and scan position), or
+        None; it becomes `info`'s. The class shares the assigner's path (same pod sets, same
+        priority): quota answers, and preemption answers unless the queue's policy compares
+        creation times, when every answer is asked again for `info`."""
+        cq_name, reader = cached.cq, cached.reader
+        if reader is None:  # decided by static quotas and the workload's shape alone
+            self.reused += 1
+            info.nomination = cached
+            return cached
+        state = reader()
+        as_is = own or not self.preemptor.compares_creation(cq_name)
+        if state == cached.state and as_is:
+            self.reused += 1
+            info.nomination = cached
+            return cached
+        if cached.readings is None:
+            return None
+        retraced = self._retrace(info, cq_name, cached.readings,
+                                 _changed(cached.frs, cached.state, state) if as_is else None)
+        if retraced is None:
+            return None
+        readings, messages = retraced
+        assignment = restated(cached.assignment, messages) if messages else cached.assignment
+        self.reused += 1
+        if assignment.mode != A_FIT:
+            self.reused_failures += 1
+        info.nomination = Nomination(cq_name, cached.scan, reader, state, assignment, cached.targets, readings,
+                                     cached.frs)
+        if not self.fair_sharing:
+            self._class_nominations[(cq_name, info.scheduling_hash, cached.scan)] = info.nomination
+        return info.nomination
+
+    def _retrace(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
+                 changed: set[FlavorResource] | None) -> tuple[list[tuple], dict[str, str]] | None:
+        """Whether the readings a nomination took decide the same now: asked in the order the
+        nomination took them, each answer decided which reading came next, so answers that
+        decide the same retrace the same path to the same assignment. A quota answer decides by
+        its borrowing height, whether reclaiming could help, and whether the request fits in
+        the unused amount: another unused amount short of the request changes the message's
+        amount only. A reading of pairs none of which is in `changed` (None: any may have)
+        reads what it read before: it is not asked. Returns the readings with today's answers
+        and the messages that change (old -> new), or None when the path differs."""
+        node = self.nodes[cq_name]
+        oracle = None
+        now_readings, messages = readings, {}
+        for index, (kind, what, amount, answer) in enumerate(readings):
+            if changed is not None and not _reading_touches(changed, kind, what, amount):
+                continue
+            if kind == QUOTA_READING:
+                now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+                if now != answer:
+                    if now[:2] != answer[:2] or (amount <= now[2]) != (amount <= answer[2]):
+                        return None
+                    if amount > now[2]:
+                        messages[unused_quota_message(what, amount, answer[2])] = unused_quota_message(
+                            what, amount, now[2])
+            elif kind == ORACLE_READING:
+                oracle = oracle or self._oracle_for(info, cq_name)
+                now = oracle(what, amount)
+            else:
+                now = _found(self.preemptor.targets(info, cq_name, what, amount))
+            if now != answer:
+                if kind != QUOTA_READING:
+                    return None
+                if now_readings is readings:
+                    now_readings = list(readings)
+                now_readings[index] = (kind, what, amount, now)
+        return now_readings, messages
+
+    def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
+        """The (flavor, resource) pairs any flavor assignment of this workload in this queue
+        can look at: every flavor of the groups covering a requested resource."""
+        if info.reads is None or info.reads[0] != cq_name:
+            assigner = self.assigner(cq_name)
+            groups = self.state.cluster_queues[cq_name].resource_groups
+            resources = {res for ps in info.workload.podsets for res in ps.per_pod}
+            if "pods" in assigner.group_of:
+                resources.add("pods")
+            frs = set()
+            for res in resources:
+                index = assigner.group_of.get(res)
+                if index is not None:
+                    group = groups[index]
+                    frs.update(flavor_resource(f, r) for f in group.flavors for r in group.covered_resources)
+            info.reads = (cq_name, sorted(frs))
+        return info.reads[1]
+
+    def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
+        """What a nomination's answer depends on besides the workload and its scan position:
+        the commit versions of the pairs it can read (the whole cohort tree under fair sharing,
+        whose shares read it all). A failure depends on what it did read only: each of its
+        readings (a quota answer, an oracle answer or a classical search on some pairs) is a
+        function of the committed usage of those pairs in the tree, which a commit on any other
+        pair leaves as it was."""
+        snapshot = self.preemptor.snapshot
+        if self.fair_sharing:
+            return snapshot.version_reader(cq_name, (), True), None
+        if readings is None:
+            return snapshot.version_reader(cq_name, self._reads(info, cq_name), False), None
+        frs: set[FlavorResource] = set()
+        for kind, what, amount, _ in readings:
+            frs.update(_reading_pairs(kind, what, amount))
+        ordered = sorted(frs)
+        return snapshot.version_reader(cq_name, ordered, False), ordered

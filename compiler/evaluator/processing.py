@@ -1,0 +1,274 @@
+"""A cycle's processing of one nominated head, and the cache and queue updates it makes: admit
+(Kueue's cache.AssumeWorkload), reserve, skip, evict a target, requeue the head (Kueue's
+scheduler.schedule per entry, requeueAndUpdate; the queue manager's requeue on eviction)."""
+
+from __future__ import annotations
+
+from compiler.evaluator.assigner import A_NO_FIT, A_PREEMPT, WAITING_FOR_QUOTA, Assignment
+from compiler.evaluator.cluster_cache import INADMISSIBLE_REASONS, QUOTA_RESERVED, WAITING_FOR_PREEMPTED
+from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.models import FlavorResource
+from compiler.evaluator.nomination_cache import CachedNominator
+from compiler.evaluator.nominator import Entry
+from compiler.evaluator.preemption import HUMAN_REASONS, Target
+from compiler.evaluator.tree import QuotaNode
+
+class EntryProcessor(CachedNominator):
+    """What a cycle does with each nominated head, and how a head goes back to its queue."""
+
+    def _requeue_entries(self, entries: list[Entry]) -> bool:
+        """The cycle's heads not admitted go back to their queues; each queue's trail records
+        whether its head was a failure set aside with its class, all a quiet queue does."""
+        changed = False
+        for entry in entries:
+            queue = self.queues[entry.cq]
+            if entry.status == "admitted":
+                queue.trail = None
+                continue
+            changed |= self._requeue(entry)
+            trail = queue.trail
+            if trail is None:
+                continue
+            info = entry.info
+            if entry.status == "nofit" or (entry.status == "nocandidates" and not self._reserves(entry.cq)):
+                if info.key in queue.inadmissible:
+                    trail.append(info)
+                    continue
+            queue.trail = None
+        return changed
+
+    def _inert(self, entry: Entry) -> bool:
+        """Whether processing `entry` neither reads nor changes the cycle's state: a head that
+        does not fit, or that found no candidates in a queue that holds no reservation for it
+        (reclaimWithinCohort: Any). It only records its own answer (see `_process`)."""
+        mode = entry.assignment.mode
+        return mode == A_NO_FIT or (mode == A_PREEMPT and not entry.targets and not self._reserves(entry.cq))
+
+    def _reserves(self, cq_name: str) -> bool:
+        """Whether a head of `cq_name` that found no preemption candidates holds the quota it
+        could use for the rest of the cycle (Kueue does unless reclaimWithinCohort is Any)."""
+        return self.state.cluster_queues[cq_name].preemption.reclaim_within_cohort != "Any"
+
+    def _process(self, entry: Entry, preempted: dict[str, Target], temporary, preemptors) -> bool:
+        info = entry.info
+        assignment = entry.assignment
+        node = self.nodes[entry.cq]
+        mode = assignment.mode
+        info.last_assignment = assignment
+        if mode == A_NO_FIT:
+            entry.reason = assignment.no_fit_reason
+            entry.status = "nofit"
+            self._remember_scan(info, entry.cq, assignment)
+            return False
+        if mode == A_PREEMPT and not entry.targets:
+            entry.reason = WAITING_FOR_QUOTA
+            entry.status = "nocandidates"
+            self._remember_scan(info, entry.cq, assignment)
+            if self._reserves(entry.cq):
+                reserve = self._reservation(assignment, node)
+                node.add_all(reserve)
+                temporary.append((node, reserve))
+            return False
+        # (comprehensions and loops, not generator expressions, in the methods a cycle calls
+        # per head: compiled, these are C calls, which cannot hold a generator's closure)
+        if any([t.info.key in preempted for t in entry.targets]):
+            entry.skipped = True
+            entry.status = "skipped"
+            entry.message = "Workload has overlapping preemption targets with another workload"
+            entry.reason = WAITING_FOR_QUOTA
+            self._remember_scan(info, entry.cq, assignment)
+            return False
+        with self.preemptor.without([*preempted.values(), *entry.targets]):
+            fits = True
+            for fr, value in assignment.usage.items():
+                if node.available(fr) < value:
+                    fits = False
+                    break
+        if not fits:
+            entry.skipped = True
+            entry.status = "skipped"
+            entry.message = "Workload no longer fits after processing another workload"
+            entry.reason = WAITING_FOR_QUOTA
+            self._remember_scan(info, entry.cq, assignment)
+            return False
+        for target in entry.targets:
+            preempted[target.info.key] = target
+        if mode == A_PREEMPT:
+            node.add_all(assignment.usage)
+            temporary.append((node, dict(assignment.usage)))
+            entry.status = "preempting"
+            entry.reason = WAITING_FOR_PREEMPTED
+            entry.message += f". Pending the preemption of {len(entry.targets)} workload(s)"
+            info.last_tried = None
+            info.pending_victims = sorted([t.info.key for t in entry.targets])
+            preemptors.append((entry, entry.targets))
+            return True
+        self._admit(info, entry.cq, assignment)
+        entry.status = "admitted"
+        return True
+
+    def _remember_scan(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
+        # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
+        # tried for each resource that got one. A reused nomination gives the same position
+        # (and the position is only ever replaced, never edited), so it is worked out once.
+        tried = assignment.scan_position
+        if tried is None:
+            tried = {}
+            for index, ps in enumerate(assignment.podsets):
+                for res, idx in ps.tried_index.items():
+                    if res in ps.flavors:
+                        tried[(index, res)] = idx
+            assignment.scan_position = tried
+        info.last_tried = tried or None
+        if tried:
+            self._scanned.add(info)
+            # (the queue's generation as this cycle's snapshot had it: the only admission a
+            # queue can have in a cycle is its head's, which records no scan)
+            info.tried_at = (self.scheduling_cycle, self.generations.get(cq_name, 0))
+
+    @staticmethod
+    def _reservation(assignment: Assignment, node: QuotaNode) -> dict[FlavorResource, int]:
+        reserve = {}
+        for fr, value in assignment.usage.items():
+            quota = node.quota(fr)
+            used = node.usage.get(fr, 0)
+            if assignment.borrowing > 0:
+                if quota.borrowing_limit is None:
+                    reserve[fr] = value
+                else:
+                    reserve[fr] = min(value, quota.nominal + quota.borrowing_limit - used)
+            else:
+                reserve[fr] = max(0, min(value, quota.nominal - used))
+            if reserve[fr] <= 0:
+                del reserve[fr]
+        return reserve
+
+    def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
+        node = self.nodes[cq_name]
+        node.add_all(assignment.usage)
+        self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
+        self._reserve_seq += 1
+        info.cluster_queue = cq_name
+        info.usage = dict(assignment.usage)
+        info.flavors = {ps.name: {res: f[0] for res, f in sorted(ps.flavors.items())} for ps in assignment.podsets}
+        info.counts = {ps.name: ps.count for ps in assignment.podsets}
+        info.holds_quota = True
+        info.status = "admitted"
+        info.reason_code = QUOTA_RESERVED
+        info.reason = f"Quota reserved in ClusterQueue {cq_name}"
+        # Candidates are ordered by quota reservation time, then UID, as Kueue orders them. A
+        # static evaluation has no clock: what it admits is newer than anything in the input,
+        # and the later of two admissions is the newer. In time (simulate) the same holds within
+        # one moment; `rescan` then gives them the moment's time only, as an export shows them.
+        if self.clock is None:
+            info.reserved_rank = (float("inf"), self._reserve_seq)
+        else:
+            info.reserved_rank = (self.clock, self._reserve_seq)
+            self._admitted_now.append(info)
+        info.borrowing = assignment.borrowing > 0
+        info.sticky = False
+        info.last_tried = None
+        info.preempted_by = None
+        info.pending_victims = []
+        self.admitted[cq_name][info.key] = info
+        self.preemptor.track(info)
+        self.holders_print ^= hash((info.key, cq_name))
+        if self.journal is not None:
+            self.journal.append(("admitted", info, None))
+        queue = self.queues[cq_name]
+        if queue.sticky is info:
+            queue.sticky = None
+
+    def _evict(self, victim: WorkloadInfo, entry: Entry, reason: str) -> None:
+        cq_name = victim.cluster_queue
+        node = self.nodes[cq_name]
+        node.remove_all(victim.usage)
+        self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
+        self.admitted[cq_name].pop(victim.key, None)
+        self.preemptor.untrack(victim)
+        self.holders_print ^= hash((victim.key, cq_name))
+        preemptor = entry.info
+        victim.holds_quota = False
+        victim.usage = {}
+        victim.flavors = {}
+        victim.counts = {}
+        victim.borrowing = False
+        victim.status = "preempted"
+        victim.reason_code = "Preempted"
+        uid = preemptor.workload.uid or "UNKNOWN"
+        job_uid = preemptor.workload.job_uid or "UNKNOWN"
+        victim.reason = (f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to "
+                         f"{HUMAN_REASONS[reason]}; preemptor path: {self.nodes[entry.cq].path()}; "
+                         f"preemptee path: {node.path()}")
+        victim.preempted_by = preemptor.key
+        victim.last_tried = None  # a requeued workload starts a fresh flavor scan
+        self._evicted_now.append(victim)
+        if self.journal is not None:
+            self.journal.append(("preempted", victim, preemptor.key))
+
+    def _requeue_root(self, info: WorkloadInfo) -> QuotaNode | None:
+        """The cohort tree whose inadmissible workloads Kueue requeues when `info` releases its
+        quota (QueueAssociatedInadmissibleWorkloadsAfter): the tree of the ClusterQueue its
+        LocalQueue points to. A workload whose LocalQueue does not exist was never assigned to
+        a queue by Kueue's queue manager, so releasing its quota requeues nothing."""
+        workload = info.workload
+        lq = self.state.local_queues.get((workload.namespace, workload.queue_name))
+        if lq is None or lq.cluster_queue not in self.nodes:
+            return None
+        return self.nodes[lq.cluster_queue].root()
+
+    def _return_evicted(self, victims: list[WorkloadInfo]) -> None:
+        # An evicted workload goes back to its queue (if it still resolves to an active CQ).
+        for victim in victims:
+            if victim.holds_quota:
+                continue
+            target_cq, code, _ = self._resolve_queue(victim.workload)
+            if not code and target_cq in self.queues:
+                victim.cluster_queue = target_cq
+                self.queues[target_cq].add(victim)
+
+    def _requeue(self, entry: Entry) -> bool:
+        info = entry.info
+        queue = self.queues[entry.cq]
+        info.cluster_queue = entry.cq
+        if info.preempted_by is not None:
+            # Evicted by this evaluation and not back in: report the preemption, which is the
+            # decision that matters, rather than the later pending message.
+            pass
+        else:
+            info.status = "pending"
+            info.reason_code = entry.reason or WAITING_FOR_QUOTA
+            info.reason = entry.message
+        if entry.status == "preempting":
+            info.sticky = True
+            self._scanned.add(info)
+            queue.sticky = info if not queue.strict else queue.sticky
+            self._aside.add(queue.name)
+            queue.push(info)
+            return True
+        if entry.namespace_mismatch:
+            if info.preempted_by is None:
+                info.status = "inadmissible"
+            queue.set_aside(info)
+            return True
+        if queue.strict or entry.skipped:
+            queue.push(info)
+            if queue.strict and info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
+                # It keeps the head of its StrictFIFO queue, yet no cycle can admit it: the status
+                # says what Kueue's reason says, as on a BestEffortFIFO queue.
+                info.status = "inadmissible"
+            # Back at the front with the same state: only a changed flavor-scan position makes
+            # the next cycle differ (the engine is deterministic). A StrictFIFO head whose scan
+            # alternates between flavors keeps changing, as it does in Kueue.
+            return (info.last_tried or None) != entry.prev_tried
+        if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
+            info.status = "inadmissible"
+        if info.last_tried and any([index != -1 for index in info.last_tried.values()]):
+            # Kueue's requeueIfNotPresent: a flavor scan with flavors still to try (PendingFlavors)
+            # goes back to the heap, so the next cycle resumes the scan where this one stopped.
+            queue.push(info)
+            return (info.last_tried or None) != entry.prev_tried
+        queue.set_aside(info)
+        if entry.status in ("nofit", "nocandidates"):
+            queue.bulk_move(info)
+        return True

@@ -1,0 +1,26 @@
+# Cython declarations for quiet_queues.py (read only by `make speedups`; the .py runs as it is
+# without them): the checks a moment makes of its quiet queues, every
+# cycle, are C calls with their locals typed.
+cimport cython
+
+from compiler.evaluator.info cimport WorkloadInfo
+from compiler.evaluator.nomination_cache cimport Nomination
+from compiler.evaluator.nominator cimport Entry
+from compiler.evaluator.processing cimport EntryProcessor
+from compiler.evaluator.queue_manager cimport PendingQueue
+
+
+cdef class QuietQueues(EntryProcessor):
+    @cython.locals(queue=PendingQueue, quiet=dict, checked=dict, versions=dict)
+    cpdef dict _quiet_queues(self)
+    @cython.locals(info=WorkloadInfo, frs=set, cached=Nomination)
+    cpdef _trail_reader(self, name, list heads)
+    cpdef Py_ssize_t _quiet_cycle(self)   # (a count of list entries: what len() gives)
+    @cython.locals(queue=PendingQueue, info=WorkloadInfo, entry=Entry)
+    cpdef _wake(self, name, cycles)
+    cpdef _end_quiet(self)
+
+@cython.locals(cached=Nomination)
+cpdef bint _reused_as_is(WorkloadInfo info, cq_name)
+@cython.locals(info=WorkloadInfo)
+cpdef bint _all_set_aside_as_is(list heads, PendingQueue queue, cq_name)
