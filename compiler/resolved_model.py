@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from compiler.mig.catalogue import GpuModel, load_catalogue
 from compiler.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
 from compiler.validate import Located
+
+if TYPE_CHECKING:  # compiler.topology reads GPU_RESOURCE from here
+    from compiler.topology import ResolvedTopology
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -22,6 +26,8 @@ class ResolvedPool:
     spec: Pool
     index: int  # position in the cluster's pool list (declaration order breaks ties)
     overcommit: float
+    # The pool's Kueue Topology and nodes, when it declares a topology (and it resolved cleanly).
+    topology: ResolvedTopology | None = None
 
     @property
     def name(self) -> str:
