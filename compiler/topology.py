@@ -137,6 +137,12 @@ def _node_record(exported: _ExportedNode, levels: tuple[str, ...], sink: Diagnos
     taints = tuple(NodeTaint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
                    for t in spec.get("taints") or [] if isinstance(t, dict))
     allocatable = tuple(sorted((str(k), str(v)) for k, v in _mapping(status.get("allocatable")).items()))
+    gpus = dict(allocatable).get(GPU_RESOURCE)
+    if gpus is not None and not gpus.isdigit():
+        sink.error(codes.TOPOLOGY_NODE_LIST,
+                   f"node '{name}': allocatable {GPU_RESOURCE} is {gpus!r}, not a whole number of GPUs",
+                   exported.document.position(exported.path + ("status", "allocatable", GPU_RESOURCE)))
+        return None
     return TopologyNode(name, tuple(labels[level] for level in levels), allocatable, ready,
                         bool(spec.get("unschedulable")), taints)
 

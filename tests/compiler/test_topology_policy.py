@@ -142,3 +142,17 @@ def test_a_refusal_through_the_cli_exits_1_without_traceback(tmp_path):
     assert done.returncode == 1
     assert "error[KP325]" in done.stderr and "team.yaml:27:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_export_with_garbage_values_is_refused_without_traceback(tmp_path):
+    root = _policy(tmp_path)
+    export = root / "nodes" / "h100.yaml"
+    data = yaml.safe_load(export.read_text())
+    data["items"][0]["status"]["allocatable"]["nvidia.com/gpu"] = "eight"
+    data["items"][1]["status"] = "broken"
+    data["items"][2]["spec"]["taints"] = "none"
+    export.write_text(yaml.safe_dump(data, sort_keys=False))
+    errors = _errors(root)
+    assert [(c, m) for c, w, m in errors] == [
+        ("KP322", "node 'h100-00': allocatable nvidia.com/gpu is 'eight', not a whole number of GPUs")]
+    assert errors[0][1].startswith("h100.yaml:")
