@@ -156,3 +156,18 @@ def test_an_export_with_garbage_values_is_refused_without_traceback(tmp_path):
     assert [(c, m) for c, w, m in errors] == [
         ("KP322", "node 'h100-00': allocatable nvidia.com/gpu is 'eight', not a whole number of GPUs")]
     assert errors[0][1].startswith("h100.yaml:")
+
+
+def test_a_regular_three_level_shape_nests_its_domains(tmp_path):
+    root = _policy(tmp_path, {"cluster.yaml": (
+        "          - nodeLabel: example.com/block\n          - nodeLabel: example.com/rack\n"
+        "          - nodeLabel: kubernetes.io/hostname\n        nodesFrom: nodes/h100.yaml\n",
+        "          - {nodeLabel: example.com/block, holds: 2}\n          - {nodeLabel: example.com/rack, holds: 2}\n"
+        "          - nodeLabel: kubernetes.io/hostname\n")})
+    pool = next(p for p in compile_policy(PolicySource.from_directory(root)).clusters["gb"].cluster.pools
+                if p.name == "h100")
+    domains = [n.domains for n in pool.topology.nodes]
+    assert len({d[0] for d in domains}) == 2 and len({d[1] for d in domains}) == 4 and len({d[2] for d in domains}) == 8
+    # Each rack sits in one block, each host in one rack.
+    assert all(d[1].startswith(d[0] + "-") and d[2].startswith(d[1] + "-") for d in domains)
+    assert domains[0] == ("h100-0", "h100-0-0", "h100-0-0-0") and domains[-1] == ("h100-1", "h100-1-1", "h100-1-1-1")
