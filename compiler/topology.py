@@ -19,7 +19,7 @@ from compiler import codes
 from compiler.errors import DiagnosticSink
 from compiler.load import LoadedDocument
 from compiler.policy import HOSTNAME_LABEL, MAX_TOPOLOGY_LEVELS, PoolTopology, WorkloadTopology
-from compiler.resolved_model import GPU_RESOURCE
+from compiler.resolved_model import GPU_RESOURCE, ResolvedPool
 from compiler.validate import Located
 
 # Kueue v0.19 (pkg/features): TopologyAwareScheduling is beta and on by default from 0.14,
@@ -147,7 +147,7 @@ def _node_record(exported: _ExportedNode, levels: tuple[str, ...], sink: Diagnos
                         bool(spec.get("unschedulable")), taints)
 
 
-def _check_node_gpus(pool, nodes: list[tuple[_ExportedNode, TopologyNode]], sink: DiagnosticSink) -> None:
+def _check_node_gpus(pool: ResolvedPool, nodes: list[tuple[_ExportedNode, TopologyNode]], sink: DiagnosticSink) -> None:
     """Whole-GPU pools under the device plugin: a node's allocatable nvidia.com/gpu is its GPUs."""
     per_node = pool.spec.gpusPerNode
     for exported, node in nodes:
@@ -164,7 +164,7 @@ def _check_node_gpus(pool, nodes: list[tuple[_ExportedNode, TopologyNode]], sink
                      "what they have", nodes[0][0].document.position(nodes[0][0].path))
 
 
-def _nodes_from_export(cluster: Located, pool, topology: PoolTopology, levels: tuple[str, ...],
+def _nodes_from_export(cluster: Located, pool: ResolvedPool, topology: PoolTopology, levels: tuple[str, ...],
                        exports: dict[str, list[LoadedDocument]], sink: DiagnosticSink) -> tuple[str, list[TopologyNode]] | None:
     here = ("spec", "pools", pool.index, "topology", "nodesFrom")
     wanted = posixpath.normpath(posixpath.join(posixpath.dirname(cluster.path), topology.nodesFrom))
@@ -190,7 +190,7 @@ def _nodes_from_export(cluster: Located, pool, topology: PoolTopology, levels: t
     return wanted, sorted((r for _, r in kept), key=lambda r: r.name)
 
 
-def _regular_nodes(cluster: Located, pool, topology: PoolTopology, levels: tuple[str, ...],
+def _regular_nodes(cluster: Located, pool: ResolvedPool, topology: PoolTopology, levels: tuple[str, ...],
                    sink: DiagnosticSink) -> list[TopologyNode] | None:
     """The nodes of a regular shape: every domain holds the same number of the level below."""
     holds = [level.holds or 1 for level in topology.levels]
@@ -223,7 +223,7 @@ def _regular_nodes(cluster: Located, pool, topology: PoolTopology, levels: tuple
 
 # --- pools -----------------------------------------------------------------------------------
 
-def _check_levels(cluster: Located, pool, levels: tuple[str, ...], sink: DiagnosticSink) -> bool:
+def _check_levels(cluster: Located, pool: ResolvedPool, levels: tuple[str, ...], sink: DiagnosticSink) -> bool:
     """What Kueue's Topology CRD refuses (1..16 levels, unique, hostname last)."""
     here = ("spec", "pools", pool.index, "topology", "levels")
     ok = True
@@ -246,7 +246,7 @@ def _check_levels(cluster: Located, pool, levels: tuple[str, ...], sink: Diagnos
     return ok
 
 
-def resolve_pool_topology(cluster: Located, pool, exports: dict[str, list[LoadedDocument]],
+def resolve_pool_topology(cluster: Located, pool: ResolvedPool, exports: dict[str, list[LoadedDocument]],
                           sink: DiagnosticSink) -> tuple[tuple[str, ...], str, list[TopologyNode]] | None:
     """(levels, shape source, nodes) of a pool with topology, None when it has none or errors."""
     topology = pool.spec.topology
@@ -275,7 +275,7 @@ def resolve_pool_topology(cluster: Located, pool, exports: dict[str, list[Loaded
     return None if nodes is None else (levels, "regular", nodes)
 
 
-def topology_names(cluster: Located, pools: list, sink: DiagnosticSink) -> dict[str, str]:
+def topology_names(cluster: Located, pools: list[ResolvedPool], sink: DiagnosticSink) -> dict[str, str]:
     """pool -> its Kueue Topology's name: one Topology per distinct level list, named as a pool
     with those levels says, else after the first such pool."""
     by_levels: dict[tuple[str, ...], tuple[str, int]] = {}  # levels -> (name, index of the pool that named it)

@@ -6,6 +6,7 @@ is what the live server refuses (hostname not last; a topology flavor's tolerati
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,15 @@ def _active(cluster: LiveCluster) -> list[str] | None:
     active = [q["metadata"]["name"] for q in queues
               if any(c["type"] == "Active" and c["status"] == "True" for c in (q.get("status") or {}).get("conditions", []))]
     return active if queues and len(active) == len(queues) else None
+
+
+def _job(name: str, annotations: dict[str, str], replicas: int) -> dict:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "llm", "labels": {"kueue.x-k8s.io/queue-name": "default"}},
+            "spec": {"parallelism": replicas, "completions": replicas, "template": {
+                "metadata": {"annotations": annotations},
+                "spec": {"restartPolicy": "Never", "containers": [
+                    {"name": "main", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}}}
 
 
 def test_topology_objects_are_accepted_and_queues_go_active(tmp_path: Path) -> None:
@@ -49,3 +59,13 @@ def test_topology_objects_are_accepted_and_queues_go_active(tmp_path: Path) -> N
         refused = cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                                   input=yaml.safe_dump(flavor, sort_keys=False), check=False)
         assert refused.returncode != 0 and "tolerations are immutable" in refused.stderr, refused.stderr
+
+        # The annotations REPORT.md tells each team to put on its jobs pass Kueue's job webhook
+        # (which validates topology requests); a slice size without its level does not.
+        report = json.loads((tree / "report.json").read_text())
+        workloads = yaml.safe_load((FIXTURE / "team.yaml").read_text())["spec"]["workloads"]
+        replicas = {w["name"]: w["replicas"] for w in workloads}
+        for request in report["topologyRequests"]:
+            cluster.create([_job(request["workload"], request["annotations"], replicas[request["workload"]])])
+        refused = cluster.create([_job("half", {"kueue.x-k8s.io/podset-slice-size": "2"}, 4)], check=False)
+        assert refused.returncode != 0 and "podset-slice-size" in refused.stderr, refused.stderr
