@@ -138,7 +138,9 @@ TOPOLOGY_DRA_CLAIMS = register("KP326", "topology with gpuAccess dra-claims",
     "Kueue v0.19's Topology Aware Scheduling counts the resources in the pods' requests against "
     "node allocatable; it does not count devices of DRA ResourceClaims. With gpuAccess dra-claims "
     "Kueue could place more GPU pods in a domain than it has GPUs, so kueue-policy refuses to "
-    "promise topology there. Use gpuAccess device-plugin with topology.")
+    "promise topology there. Use gpuAccess device-plugin with topology. With dra-extended-resource "
+    "the same code is a warning: TAS reads the GPUs a domain has from node allocatable, where a "
+    "resource a DRA driver provides is not listed.")
 
 # --- KP4xx plan -------------------------------------------------------------------------------
 OVER_CAPACITY = register("KP401", "guarantees exceed capacity",

@@ -266,6 +266,13 @@ def resolve_pool_topology(cluster: Located, pool: ResolvedPool, exports: dict[st
                    "topology-aware scheduling does not count ResourceClaim devices, so it would place pods by "
                    "cpu and memory alone and could put more GPU pods in a domain than it has GPUs",
                    cluster.position(*here))
+    if spec.gpuAccess == "dra-extended-resource":
+        sink.warning(codes.TOPOLOGY_DRA_CLAIMS,
+                     f"pool '{pool.name}' has a topology and the cluster's gpuAccess is dra-extended-resource: Kueue "
+                     "v0.19's topology-aware scheduling counts node allocatable, where nodes do not list a GPU "
+                     "resource a DRA driver provides; unless your nodes also advertise nvidia.com/gpu there, Kueue "
+                     "finds no GPUs in any domain and admits no GPU job on this flavor",
+                     cluster.position(*here))
     if not fine:
         return None
     if topology.nodesFrom is not None:

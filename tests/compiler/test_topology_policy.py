@@ -171,3 +171,10 @@ def test_a_regular_three_level_shape_nests_its_domains(tmp_path):
     # Each rack sits in one block, each host in one rack.
     assert all(d[1].startswith(d[0] + "-") and d[2].startswith(d[1] + "-") for d in domains)
     assert domains[0] == ("h100-0", "h100-0-0", "h100-0-0-0") and domains[-1] == ("h100-1", "h100-1-1", "h100-1-1-1")
+
+
+def test_dra_extended_resource_with_topology_is_a_warning(tmp_path):
+    root = _policy(tmp_path, {"cluster.yaml": ("spec:\n", "spec:\n  gpuAccess: dra-extended-resource\n  kubernetesVersion: \"1.36\"\n")})
+    result = compile_policy(PolicySource.from_directory(root))
+    warned = [d for d in result.warnings if d.code == "KP326"]
+    assert len(warned) == 2 and "counts node allocatable" in warned[0].message
