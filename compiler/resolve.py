@@ -18,7 +18,8 @@ from compiler.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPoo
 from compiler.policy import Preemption
 from compiler.quantity import parse_quantity
 from compiler.load import LoadedDocument
-from compiler.topology import ResolvedTopology, check_workload_topology, resolve_pool_topology, topology_names
+from compiler.topology import (ResolvedTopology, check_workload_topology, resolve_pool_topology, topology_names,
+                               warn_unused_exports)
 from compiler.validate import Located, ValidatedPolicy
 
 
@@ -333,6 +334,7 @@ def resolve(policy: ValidatedPolicy, sink: DiagnosticSink,
         return []
     _check_unique(policy.clusters, lambda c: c.model.metadata.name, lambda c: c.position("metadata", "name"),
                   "cluster", sink)
+    warn_unused_exports(policy.clusters, node_exports or {}, sink)
     clusters: dict[str, ResolvedCluster] = {}
     for cluster in policy.clusters:
         clusters.setdefault(cluster.model.metadata.name, _resolve_cluster(cluster, sink, node_exports or {}))

@@ -164,10 +164,25 @@ def _check_node_gpus(pool: ResolvedPool, nodes: list[tuple[_ExportedNode, Topolo
                      "what they have", nodes[0][0].document.position(nodes[0][0].path))
 
 
+def _export_path(cluster: Located, nodes_from: str) -> str:
+    """The display path `topology.nodesFrom` names (relative to the cluster file)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(cluster.path), nodes_from))
+
+
+def warn_unused_exports(clusters: list[Located], exports: dict[str, list[LoadedDocument]], sink: DiagnosticSink) -> None:
+    """A node export no pool names is most likely a typo in nodesFrom: say it is ignored."""
+    named = {_export_path(cluster, pool.topology.nodesFrom) for cluster in clusters for pool in cluster.model.spec.pools
+             if pool.topology is not None and pool.topology.nodesFrom is not None}
+    for path in sorted(set(exports) - named):
+        sink.warning(codes.TOPOLOGY_NODE_LIST,
+                     f"{path} is a node export no pool names in topology.nodesFrom; it is ignored",
+                     exports[path][0].position())
+
+
 def _nodes_from_export(cluster: Located, pool: ResolvedPool, topology: PoolTopology, levels: tuple[str, ...],
                        exports: dict[str, list[LoadedDocument]], sink: DiagnosticSink) -> tuple[str, list[TopologyNode]] | None:
     here = ("spec", "pools", pool.index, "topology", "nodesFrom")
-    wanted = posixpath.normpath(posixpath.join(posixpath.dirname(cluster.path), topology.nodesFrom))
+    wanted = _export_path(cluster, topology.nodesFrom)
     documents = exports.get(wanted)
     if documents is None:
         known = ", ".join(sorted(exports)) or "none"
