@@ -14,11 +14,12 @@ from compiler.dra.classes import check_dra_version
 from compiler.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
 from compiler.parents import cycles
-from compiler.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.resolved_model import (ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedTopology,
+                                     ResolvedWorkload)
 from compiler.policy import Preemption
 from compiler.quantity import parse_quantity
 from compiler.load import LoadedDocument
-from compiler.topology import (ResolvedTopology, check_workload_topology, resolve_pool_topology, topology_names,
+from compiler.topology import (check_workload_topology, resolve_pool_topology, topology_names,
                                warn_unused_exports)
 from compiler.validate import Located, ValidatedPolicy
 

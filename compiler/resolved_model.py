@@ -9,16 +9,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from compiler.mig.catalogue import GpuModel, load_catalogue
 from compiler.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
 from compiler.validate import Located
 
-if TYPE_CHECKING:  # compiler.topology reads GPU_RESOURCE from here
-    from compiler.topology import ResolvedTopology
-
 GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class NodeTaint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class TopologyNode:
+    """One node of a pool: the domain (label value) it sits in at each level, and what it offers."""
+
+    name: str
+    domains: tuple[str, ...]  # one value per topology level, coarsest first
+    allocatable: tuple[tuple[str, str], ...]  # resource -> quantity text, sorted
+    ready: bool = True
+    unschedulable: bool = False
+    taints: tuple[NodeTaint, ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        return int(dict(self.allocatable).get(GPU_RESOURCE, "0") or 0)
+
+
+@dataclass(frozen=True)
+class ResolvedTopology:
+    """A pool's topology: the Kueue Topology it uses and the nodes it has."""
+
+    name: str  # the Kueue Topology's name (shared by pools with the same levels)
+    levels: tuple[str, ...]
+    nodes: tuple[TopologyNode, ...]
+    source: str  # "regular", or the display path of the node export
 
 
 @dataclass

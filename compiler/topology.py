@@ -19,7 +19,7 @@ from compiler import codes
 from compiler.errors import DiagnosticSink
 from compiler.load import LoadedDocument
 from compiler.policy import HOSTNAME_LABEL, MAX_TOPOLOGY_LEVELS, PoolTopology, WorkloadTopology
-from compiler.resolved_model import GPU_RESOURCE, ResolvedPool
+from compiler.resolved_model import GPU_RESOURCE, NodeTaint, ResolvedPool, ResolvedTopology, TopologyNode
 from compiler.validate import Located
 
 # Kueue v0.19 (pkg/features): TopologyAwareScheduling is beta and on by default from 0.14,
@@ -33,39 +33,6 @@ PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
 SLICE_CONSTRAINTS_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
-
-
-@dataclass(frozen=True)
-class NodeTaint:
-    key: str
-    value: str
-    effect: str
-
-
-@dataclass(frozen=True)
-class TopologyNode:
-    """One node of a pool: the domain (label value) it sits in at each level, and what it offers."""
-
-    name: str
-    domains: tuple[str, ...]  # one value per topology level, coarsest first
-    allocatable: tuple[tuple[str, str], ...]  # resource -> quantity text, sorted
-    ready: bool = True
-    unschedulable: bool = False
-    taints: tuple[NodeTaint, ...] = ()
-
-    @property
-    def gpus(self) -> int:
-        return int(dict(self.allocatable).get(GPU_RESOURCE, "0") or 0)
-
-
-@dataclass(frozen=True)
-class ResolvedTopology:
-    """A pool's topology: the Kueue Topology it uses and the nodes it has."""
-
-    name: str  # the Kueue Topology's name (shared by pools with the same levels)
-    levels: tuple[str, ...]
-    nodes: tuple[TopologyNode, ...]
-    source: str  # "regular", or the display path of the node export
 
 
 def _minor(version: str) -> tuple[int, int]:
