@@ -109,6 +109,39 @@ UNKNOWN_TEAM = register("KP314", "unknown team", "The name is not one of the pol
 NO_ACCEPTABLE_POOL = register("KP313", "no pool the team accepts",
     "The team's capacity and models preferences exclude every pool of the cluster.")
 
+# Topology (Kueue's Topology Aware Scheduling): what Kueue refuses, caught at the policy's line.
+TOPOLOGY_LEVELS = register("KP320", "topology levels Kueue refuses",
+    "A Kueue Topology has 1 to 16 levels, each node label once, and kubernetes.io/hostname only as "
+    "the last (finest) level. Kueue's API server refuses any other Topology, and the pool's flavor "
+    "would point at a Topology that does not exist.")
+TOPOLOGY_SHAPE = register("KP321", "topology shape disagrees with the pool",
+    "A regular topology (holds on every level) must describe exactly the pool's nodes: nodes must "
+    "be a whole number of top-level domains. Fix holds or nodes, or give the real node list as "
+    "nodesFrom.")
+TOPOLOGY_NODE_LIST = register("KP322", "node list disagrees with the pool",
+    "topology.nodesFrom names a `kubectl get nodes -o yaml` export in the policy folder. The nodes "
+    "whose labels match the pool's nodeLabels must number the pool's nodes, carry every topology "
+    "level's label, and have no more GPUs allocatable than gpusPerNode.")
+TOPOLOGY_NAME = register("KP323", "topology name used twice",
+    "Pools with the same levels share one Kueue Topology; two different level lists cannot have the "
+    "same Topology name, and pools with the same levels cannot name two Topologies.")
+WORKLOAD_TOPOLOGY_LEVEL = register("KP324", "workload topology level not in the pool's topology",
+    "A declared workload's required, preferred or slice level must be a level of the topology of a "
+    "pool the team accepts; Kueue only places a topology request on a flavor with that level, so "
+    "the job would never be admitted. Slice layers go coarsest first, each at or below the "
+    "required or preferred level.")
+WORKLOAD_SLICE_SIZE = register("KP325", "slice size does not divide the pods",
+    "Kueue places a sliced workload as replicas / size slices of size pods: the size must divide "
+    "the workload's replicas, and a lower layer's size must divide the layer above. Otherwise "
+    "Kueue refuses the job's annotation or never admits it.")
+TOPOLOGY_DRA_CLAIMS = register("KP326", "topology with gpuAccess dra-claims",
+    "Kueue v0.19's Topology Aware Scheduling counts the resources in the pods' requests against "
+    "node allocatable; it does not count devices of DRA ResourceClaims. With gpuAccess dra-claims "
+    "Kueue could place more GPU pods in a domain than it has GPUs, so kueue-policy refuses to "
+    "promise topology there. Use gpuAccess device-plugin with topology. With dra-extended-resource "
+    "the same code is a warning: TAS reads the GPUs a domain has from node allocatable, where a "
+    "resource a DRA driver provides is not listed.")
+
 # --- KP4xx plan -------------------------------------------------------------------------------
 OVER_CAPACITY = register("KP401", "guarantees exceed capacity",
     "The guarantees placed on the pools a team accepts add up to more GPUs than those pools have "

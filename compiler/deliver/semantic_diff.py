@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+from compiler.deliver.immutable_changes import flavor_warnings
+
 QUOTA_FIELDS = ("guaranteed", "burst", "lend")
 TEAM_FIELDS = ("cohort", "priority", "weight", "capacity", "queueing", "policyFile")
 CLUSTER_SETTINGS = ("kubernetesVersion", "kueueVersion", "gpuAccess", "gitops")
@@ -358,4 +360,5 @@ def _warnings(diff: ClusterDiff, files_before: dict[str, str], files_after: dict
         if pool.status == "removed":
             warnings.append(f"Pool {pool.name} is removed: its ResourceFlavor is deleted; workloads "
                             "admitted on it keep running until they finish.")
+    warnings.extend(flavor_warnings(files_before, files_after))
     return warnings

@@ -92,6 +92,56 @@ class MigLayout(Strict):
     layout: dict[str, Annotated[StrictInt, Field(ge=1, le=7)]] = Field(min_length=1, description="MIG profile -> instances on every GPU of the pool, e.g. {3g.40gb: 2}; the profiles must fit one GPU of the pool's model.")
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+MAX_TOPOLOGY_LEVELS = 16  # Kueue's Topology.spec.levels maxItems
+MAX_SLICE_LAYERS = 3      # Kueue's podset-slice-required-topology-constraints
+
+
+class TopologyLevel(Strict):
+    """One level of a pool's topology, e.g. a rack: the node label naming its domains."""
+    nodeLabel: LabelKey = Field(description="The node label whose value names this level's domain (the Kueue "
+                                            "Topology level's nodeLabel), e.g. nvidia.com/gpu.clique or "
+                                            "kubernetes.io/hostname (only as the last level).")
+    holds: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = Field(
+        None, description="Regular shape: how many domains of the next level down one domain of this level holds "
+                          "(the last level: how many nodes). Omitted on kubernetes.io/hostname (one node) and when "
+                          "the shape comes from nodesFrom.")
+
+
+class PoolTopology(Strict):
+    """Where the pool's nodes sit (racks, blocks, NVLink domains): a Kueue Topology for the pool's flavor."""
+    name: DnsLabel | None = Field(
+        None, description="Name of the Kueue Topology; default: the first pool (in declaration order) with the "
+                          "same levels. Pools with the same levels share one Topology.")
+    levels: list[TopologyLevel] = Field(
+        min_length=1, max_length=64, description="The levels, coarsest first (block, rack, host); at most 16, "
+                                  "kubernetes.io/hostname only as the last.")
+    nodesFrom: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
+        None, description="The pool's real nodes instead of a regular shape: a `kubectl get nodes -o yaml` export "
+                          "(a List of Nodes), path relative to this cluster file and inside the policy folder. The "
+                          "nodes matching the pool's nodeLabels must number `nodes`; their labels give each "
+                          "node's domains, their allocatable its GPUs.")
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> "PoolTopology":
+        unshaped = [level.nodeLabel for level in self.levels
+                    if level.holds is None and level.nodeLabel != HOSTNAME_LABEL]
+        shaped = [level.nodeLabel for level in self.levels if level.holds is not None]
+        if self.nodesFrom is not None and shaped:
+            raise ValueError("give the shape as holds on the levels or as nodesFrom, not both "
+                             f"({', '.join(shaped)} set holds)")
+        if self.nodesFrom is None and unshaped:
+            raise ValueError("a regular topology gives every level (but kubernetes.io/hostname) how many domains "
+                             f"of the next level it holds; missing on {', '.join(unshaped)} (or give nodesFrom)")
+        if any(level.nodeLabel == HOSTNAME_LABEL and level.holds not in (None, 1) for level in self.levels):
+            raise ValueError("a kubernetes.io/hostname domain is one node: it holds nothing below it")
+        return self
+
+    @property
+    def level_labels(self) -> tuple[str, ...]:
+        return tuple(level.nodeLabel for level in self.levels)
+
+
 class Pool(Strict):
     name: DnsLabel = Field(description="Pool name; becomes the ResourceFlavor's name (one flavor per pool).")
     gpu: Annotated[str, Field(min_length=1, max_length=63, pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")] = Field(
@@ -114,6 +164,10 @@ class Pool(Strict):
         "none", description="none: whole GPUs (nvidia.com/gpu). planned: the compiler chooses the fewest MIG layouts "
                             "that hold the teams' MIG guarantees and emits the mig-manager config. {layout: {...}}: a "
                             "fixed per-GPU layout.")
+    topology: PoolTopology | None = Field(
+        None, description="Where the pool's nodes sit: topology levels (node labels, coarsest first) and the shape "
+                          "(regular, or the real node list). Becomes a Kueue Topology and the flavor's topologyName, "
+                          "so Kueue places a job's pods by domain (Topology Aware Scheduling).")
 
     @property
     def is_mig(self) -> bool:
@@ -311,6 +365,37 @@ class GpuBudget(Strict):
                           "cohort.")
 
 
+class TopologySlice(Strict):
+    """`size` pods of the workload in one domain of `level` (Kueue's slice-required topology)."""
+    level: LabelKey = Field(description="The topology level (a node label of the pool's topology) each slice "
+                                        "must fit in.")
+    size: Annotated[StrictInt, Field(ge=1, le=100_000)] = Field(
+        description="Pods per slice; must divide the workload's replicas (and, from the second layer, the size of "
+                    "the layer above).")
+
+
+class WorkloadTopology(Strict):
+    """Where the workload's pods must (or should) land, in the terms of its pools' topology levels."""
+    required: LabelKey | None = Field(
+        None, description="All pods in one domain of this level, or not admitted (podset-required-topology).")
+    preferred: LabelKey | None = Field(
+        None, description="All pods in one domain of this level if they fit, else the next level up, else spread "
+                          "(podset-preferred-topology).")
+    slices: list[TopologySlice] = Field(
+        default_factory=list, max_length=MAX_SLICE_LAYERS,
+        description="Up to three layers, coarsest first: each slice of `size` pods in one domain of `level` "
+                    "(podset-slice-required-topology and podset-slice-size; two or three layers: "
+                    "podset-slice-required-topology-constraints, Kueue >= 0.19).")
+
+    @model_validator(mode="after")
+    def _one_constraint(self) -> "WorkloadTopology":
+        if self.required is not None and self.preferred is not None:
+            raise ValueError("a workload's topology is required or preferred, not both")
+        if self.required is None and self.preferred is None and not self.slices:
+            raise ValueError("a workload's topology names a required or preferred level, or slices")
+        return self
+
+
 class DeclaredWorkload(Strict):
     name: DnsLabel = Field(description="Workload name (unique in the team), used in verdicts and reports.")
     replicas: Annotated[StrictInt, Field(ge=1, le=100_000)] = Field(
@@ -329,6 +414,9 @@ class DeclaredWorkload(Strict):
     priority: DnsLabel | None = Field(None, description="Priority of this workload; default: the team's.")
     gang: StrictBool = Field(False, description="Replicas talk to each other (NCCL): refused on MIG slices, which "
                                                 "have no peer-to-peer path.")
+    topology: WorkloadTopology | None = Field(
+        None, description="Where the replicas must or should land (a required or preferred level, slices); "
+                          "omitted = anywhere. REPORT.md shows the annotations the job's pod template carries.")
 
     _quantities = field_validator("cpu", "memory", "gpuMemory", mode="before")(
         lambda cls, v: None if v is None else _quantity(v))

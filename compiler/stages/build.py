@@ -262,9 +262,24 @@ class ClusterBuilder:
         obj = render_object("kueue/resourceflavor.yaml.j2", api_version=self.api_version, name=pool.flavor,
                               labels={**self.labels, "kueue-policy.io/pool": pool.name},
                               annotations=self._annotations(WAVE_FOUNDATION), node_labels=node_labels,
-                              taints=[t.model_dump() for t in spec.taints])
+                              taints=[t.model_dump() for t in spec.taints],
+                              topology_name=pool.topology.name if pool.topology is not None else None)
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index)), WAVE_FOUNDATION,
                            f"kueue/resourceflavors/{pool.flavor}.yaml")
+
+    def topologies(self) -> list[BuiltObject]:
+        """One Kueue Topology per distinct level list, from the first pool that uses it."""
+        built: dict[str, BuiltObject] = {}
+        for pool in self.cluster.pools:
+            topology = pool.topology
+            if topology is None or topology.name in built:
+                continue
+            obj = render_object("kueue/topology.yaml.j2", api_version=self.api_version, name=topology.name,
+                                labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION),
+                                levels=list(topology.levels))
+            built[topology.name] = BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index, "topology")),
+                                               WAVE_FOUNDATION, f"kueue/topologies/{topology.name}.yaml")
+        return [built[name] for name in sorted(built)]
 
     def root_quotas(self) -> FlavorQuotas:
         """The cluster's root cohort's quota: every GPU (and its cpu/memory) no team is guaranteed."""
@@ -538,6 +553,7 @@ class ClusterBuilder:
     def build(self) -> BuildResult:
         result = BuildResult()
         objects = result.objects
+        objects.extend(self.topologies())
         objects.extend(self.resource_flavor(pool) for pool in self.cluster.pools)
         if self.cluster.root_cohort:
             result.root_quota = self.root_quotas()

@@ -26,6 +26,7 @@ from compiler.stages.resolved_model import ResolvedCluster
 from compiler.stages.plan import Placement, plan
 from compiler.stages.report import build_report, render_markdown
 from compiler.stages.resolve import resolve
+from compiler.stages.topology import split_node_exports
 from compiler.language.validate import validate_documents
 from compiler.runtime.parallel import Background, side_by_side
 from compiler.verify import verify_objects
@@ -203,11 +204,12 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: in
                                       f"no *.yaml or *.yml policy files found in '{source.label}'",
                                       SourcePosition(source.label or "."))])
     documents, kueue_configs = split_configurations(load_sources(source.files, sink))
+    documents, node_exports = split_node_exports(documents)
     policy = validate_documents(documents, sink)
     if not sink.errors and not policy.clusters and not policy.teams:
         sink.error(codes.EMPTY_POLICY, f"'{source.label}' holds no policy documents (only empty files)",
                    SourcePosition(source.label or "."))
-    clusters = resolve(policy, sink)
+    clusters = resolve(policy, sink, node_exports)
     sink.raise_if_errors()
     if cluster is not None:
         selected = [c for c in clusters if c.name == cluster]

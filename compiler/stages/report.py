@@ -16,6 +16,22 @@ from compiler.stages.plan import Placement
 from compiler.core.humanize import reason_markdown, teams_by_name
 from compiler.stages.quota_diagram import mermaid
 from compiler.core.templating import render_text
+from compiler.stages.topology import podset_annotations
+
+
+def _topology_summary(topology) -> dict[str, Any]:
+    """A pool's topology in report.json: its Topology, levels, shape and how many domains each level has."""
+    domains = {level: len({node.domains[:depth + 1] for node in topology.nodes})
+               for depth, level in enumerate(topology.levels)}
+    return {"name": topology.name, "levels": list(topology.levels), "shape": topology.source,
+            "nodes": len(topology.nodes), "domains": domains}
+
+
+def _topology_requests(cluster: ResolvedCluster) -> list[dict[str, Any]]:
+    """The pod-set annotations each declared workload with a topology carries (team, name order)."""
+    return [{"team": team.name, "workload": workload.spec.name,
+             "annotations": podset_annotations(workload.spec.topology)}
+            for team in cluster.teams for workload in team.workloads if workload.spec.topology is not None]
 
 
 def _mig_summary(plan) -> str:
@@ -36,6 +52,8 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
             "shared": max(0, pool.gpus - guaranteed) if not pool.is_mig else None,
             "mig": ("planned" if pool.spec.mig == "planned" else "fixed") if pool.is_mig else "none",
         }
+        if pool.topology is not None:  # only then: a policy without topology reports as before
+            entry["topology"] = _topology_summary(pool.topology)
         if plan is not None:
             entry["migInstances"] = plan.instances()
             entry["migGuaranteed"] = dict(sorted(placement.mig_guaranteed_on(pool.name).items()))
@@ -64,7 +82,7 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
                  "layouts": [layout.to_dict() for layout in plan.layouts],
                  "nodeGroups": build.mig_nodes.get(name, [])}
                 for name, plan in sorted(placement.mig_plans.items())]
-    return {
+    report: dict[str, Any] = {
         "cluster": cluster.name,
         "policyFile": cluster.located.path,
         "kubernetesVersion": spec.kubernetesVersion,
@@ -82,6 +100,10 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
         "deviceClasses": {resource: classes for resource, classes in sorted(build.resource_classes.items())},
         "kueueConfiguration": build.kueue_config_fragment,
     }
+    requests = _topology_requests(cluster)
+    if requests:
+        report["topologyRequests"] = requests
+    return report
 
 
 def render_markdown(report: dict[str, Any]) -> str:

@@ -14,9 +14,13 @@ from compiler.dra.classes import check_dra_version
 from compiler.core.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
 from compiler.core.parent_cycles import cycles
-from compiler.stages.resolved_model import ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.stages.resolved_model import (ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedTopology,
+                                     ResolvedWorkload)
 from compiler.language.policy import Preemption
 from compiler.core.quantity import parse_quantity
+from compiler.language.load import LoadedDocument
+from compiler.stages.topology import (check_workload_topology, resolve_pool_topology, topology_names,
+                               warn_unused_exports)
 from compiler.language.validate import Located, ValidatedPolicy
 
 
@@ -63,7 +67,20 @@ def _resolve_cohorts(cluster: Located, sink: DiagnosticSink) -> tuple[list[Resol
     return resolved, root
 
 
-def _resolve_cluster(cluster: Located, sink: DiagnosticSink) -> ResolvedCluster:
+def _resolve_topologies(cluster: Located, pools: list[ResolvedPool], exports: dict[str, list[LoadedDocument]],
+                        sink: DiagnosticSink) -> None:
+    """Each pool's topology: levels checked, shape turned into nodes, Topology names shared."""
+    with_topology = [pool for pool in pools if pool.spec.topology is not None]
+    names = topology_names(cluster, with_topology, sink)
+    for pool in with_topology:
+        resolved = resolve_pool_topology(cluster, pool, exports, sink)
+        if resolved is not None:
+            levels, source, nodes = resolved
+            pool.topology = ResolvedTopology(names[pool.name], levels, tuple(nodes), source)
+
+
+def _resolve_cluster(cluster: Located, sink: DiagnosticSink,
+                     exports: dict[str, list[LoadedDocument]]) -> ResolvedCluster:
     spec = cluster.model.spec
     catalogue = load_catalogue()
     _check_unique(list(enumerate(spec.pools)), lambda ip: ip[1].name,
@@ -86,6 +103,7 @@ def _resolve_cluster(cluster: Located, sink: DiagnosticSink) -> ResolvedCluster:
                     if gpu.profile(profile) is None:
                         sink.error(codes.UNKNOWN_MIG_PROFILE, catalogue.describe_unknown_profile(pool.spec.gpu, profile),
                                    cluster.position("spec", "pools", pool.index, "mig", "layout", profile, key=True))
+    _resolve_topologies(cluster, pools, exports, sink)
     _check_versions(cluster, sink)
     cohorts, root = _resolve_cohorts(cluster, sink)
     _check_unique(list(enumerate(spec.priorities)), lambda ip: ip[1].name,
@@ -191,7 +209,7 @@ def _resolve_team(team: Located, clusters: dict[str, ResolvedCluster],
                    f"pool of cluster '{cluster.name}'", team.position("spec", "capacity"))
     for profile in spec.mig:
         _check_profile(profile, team, cluster, mig_pools, sink, "spec", "mig", profile, key=True)
-    workloads = _resolve_workloads(team, cluster, priority, mig_pools, sink)
+    workloads = _resolve_workloads(team, cluster, priority, accepted, sink)
     cspec = cluster.spec
     preemption: Preemption = spec.preemption or cspec.preemption
     return cluster, ResolvedTeam(
@@ -274,10 +292,12 @@ def _check_profile(profile: str, team: Located, cluster: ResolvedCluster, mig_po
 
 
 def _resolve_workloads(team: Located, cluster: ResolvedCluster, priority: str | None,
-                       mig_pools: list[ResolvedPool], sink: DiagnosticSink) -> list[ResolvedWorkload]:
+                       accepted: list[ResolvedPool], sink: DiagnosticSink) -> list[ResolvedWorkload]:
     """The team's declared workloads: priorities checked and defaulted, `gpuMemory` turned into
-    the MIG profile one replica gets."""
+    the MIG profile one replica gets, topology requests checked against the pools' levels."""
     spec = team.model.spec
+    mig_pools = [p for p in accepted if p.is_mig]
+    pool_levels = {p.name: p.spec.topology.level_labels for p in accepted if p.spec.topology is not None}
     _check_unique(list(enumerate(spec.workloads)), lambda iw: iw[1].name,
                   lambda iw: team.position("spec", "workloads", iw[0], "name"), "workload", sink)
     workloads = []
@@ -296,12 +316,18 @@ def _resolve_workloads(team: Located, cluster: ResolvedCluster, priority: str | 
                            "GiB of usable memory"
                            + (f" (models: {', '.join(models)})" if models else "; the team accepts no MIG pool"),
                            team.position("spec", "workloads", index, "gpuMemory"))
+        if workload.topology is not None:
+            check_workload_topology(team, index, workload.replicas, workload.topology, pool_levels,
+                                    cluster.spec.kueueVersion, sink)
         wl_priority = workload.priority or priority
         workloads.append(ResolvedWorkload(workload, index, wl_priority, cluster.priority_value(wl_priority), profile))
     return workloads
 
 
-def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedCluster]:
+def resolve(policy: ValidatedPolicy, sink: DiagnosticSink,
+            node_exports: dict[str, list[LoadedDocument]] | None = None) -> list[ResolvedCluster]:
+    """`node_exports`: the policy folder's `kubectl get nodes -o yaml` files, by display path
+    (the shapes pools name in topology.nodesFrom)."""
     if not policy.clusters:
         if policy.teams and not policy.invalid_clusters:
             sink.error(codes.NO_CLUSTER, "the policy has teams but no Cluster document",
@@ -309,9 +335,10 @@ def resolve(policy: ValidatedPolicy, sink: DiagnosticSink) -> list[ResolvedClust
         return []
     _check_unique(policy.clusters, lambda c: c.model.metadata.name, lambda c: c.position("metadata", "name"),
                   "cluster", sink)
+    warn_unused_exports(policy.clusters, node_exports or {}, sink)
     clusters: dict[str, ResolvedCluster] = {}
     for cluster in policy.clusters:
-        clusters.setdefault(cluster.model.metadata.name, _resolve_cluster(cluster, sink))
+        clusters.setdefault(cluster.model.metadata.name, _resolve_cluster(cluster, sink, node_exports or {}))
     # Team names become ClusterQueue names, namespaces get one LocalQueue each: both unique per cluster.
     by_cluster: dict[str, list[Located]] = defaultdict(list)
     for team in policy.teams:

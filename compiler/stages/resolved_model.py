@@ -10,10 +10,44 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from compiler.core.resources import GPU_RESOURCE
 from compiler.mig.catalogue import GpuModel, load_catalogue
 from compiler.language.policy import ClusterDocument, CohortSpec, DeclaredWorkload, Pool, Preemption, PrioritySpec, TeamDocument
 from compiler.language.validate import Located
 
+
+
+@dataclass(frozen=True)
+class NodeTaint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class TopologyNode:
+    """One node of a pool: the domain (label value) it sits in at each level, and what it offers."""
+
+    name: str
+    domains: tuple[str, ...]  # one value per topology level, coarsest first
+    allocatable: tuple[tuple[str, str], ...]  # resource -> quantity text, sorted
+    ready: bool = True
+    unschedulable: bool = False
+    taints: tuple[NodeTaint, ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        return int(dict(self.allocatable).get(GPU_RESOURCE, "0") or 0)
+
+
+@dataclass(frozen=True)
+class ResolvedTopology:
+    """A pool's topology: the Kueue Topology it uses and the nodes it has."""
+
+    name: str  # the Kueue Topology's name (shared by pools with the same levels)
+    levels: tuple[str, ...]
+    nodes: tuple[TopologyNode, ...]
+    source: str  # "regular", or the display path of the node export
 
 
 @dataclass
@@ -21,6 +55,8 @@ class ResolvedPool:
     spec: Pool
     index: int  # position in the cluster's pool list (declaration order breaks ties)
     overcommit: float
+    # The pool's Kueue Topology and nodes, when it declares a topology (and it resolved cleanly).
+    topology: ResolvedTopology | None = None
 
     @property
     def name(self) -> str:

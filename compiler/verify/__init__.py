@@ -6,7 +6,7 @@ Public API (stable):
     from compiler.verify import verify_objects, verify_device_class_mappings, ObjectProblem
 
     verify_objects(objects, kubernetes_version, kueue_version) -> list[ObjectProblem]
-        Kueue kinds (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass;
+        Kueue kinds (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass, Topology;
         kueue.x-k8s.io/v1beta1 and v1beta2): the project's own schema (kueue_spec.py), the CRDs'
         CEL rules (kueue_cel.py) and Kueue's webhook rules (kueue_webhook.py). Built-in kinds:
         kubernetes-validate's strict schemas at the cluster's version (builtin.py), plus the API

@@ -111,6 +111,13 @@ RULES: tuple[CelRule, ...] = (
           "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
     _rule("cq.flavorResourceCount", "ClusterQueue", BOTH, ("spec", "resourceGroups", "*"),
           _SAME_COUNT, _SAME_COUNT_MSG),
+    # Topology
+    _rule("topology.levelsUnique", "Topology", BOTH, ("spec", "levels"),
+          "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0", "must be unique"),
+    _rule("topology.hostnameLast", "Topology", BOTH, ("spec", "levels"),
+          "size(self.filter(i, i.nodeLabel == 'kubernetes.io/hostname')) == 0 || "
+          "self[size(self) - 1].nodeLabel == 'kubernetes.io/hostname'",
+          "the kubernetes.io/hostname label can only be used at the lowest level of topology"),
     # Cohort
     _rule("cohort.flavorResourceCount", "Cohort", BOTH, ("spec", "resourceGroups", "*"),
           _SAME_COUNT, _SAME_COUNT_MSG),
@@ -120,6 +127,7 @@ RULES: tuple[CelRule, ...] = (
 TRANSITION_RULES_NOT_EVALUATED = (
     "ResourceFlavor spec: topologyName / nodeLabels / tolerations are immutable when topologyName is set",
     "LocalQueue spec.clusterQueue: field is immutable",
+    "Topology spec.levels: field is immutable",
 )
 
 _BY_KIND_VERSION: dict[tuple[str, str], tuple[CelRule, ...]] = {}

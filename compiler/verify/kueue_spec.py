@@ -214,6 +214,17 @@ def workload_priority_class(version: str) -> dict[str, Any]:
     }, required=("value",))
 
 
+# A node label key, as Kueue's TopologyLevel.nodeLabel pattern states it.
+NODE_LABEL_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                      r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")
+
+
+def topology(version: str) -> dict[str, Any]:
+    level = obj({"nodeLabel": {"type": "string", "minLength": 1, "maxLength": 316, "pattern": NODE_LABEL_PATTERN}},
+                required=("nodeLabel",))
+    return _top(obj({"levels": array(level, minItems=1, maxItems=16)}, required=("levels",)))
+
+
 # kind -> (builder, namespaced)
 KINDS: dict[str, tuple[Any, bool]] = {
     "ResourceFlavor": (resource_flavor, False),
@@ -221,6 +232,7 @@ KINDS: dict[str, tuple[Any, bool]] = {
     "ClusterQueue": (cluster_queue, False),
     "LocalQueue": (local_queue, True),
     "WorkloadPriorityClass": (workload_priority_class, False),
+    "Topology": (topology, False),
 }
 
 

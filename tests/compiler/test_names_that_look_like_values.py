@@ -38,7 +38,9 @@ def _context(name: str) -> dict:
             "resource_rules": [{"apiGroups": [name], "apiVersions": [name], "resources": [name],
                                 "operations": [name], "scope": name}],
             "pods": True, "no_label_condition": name, "pod_condition": name, "apply_expression": name,
-            "policy_name": name}
+            "policy_name": name,
+            # kueue/: a flavor's Topology and the Topology's levels
+            "topology_name": name, "levels": [name, name + "2"]}
 
 
 def _leaves(data, path=()):

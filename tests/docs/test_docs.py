@@ -21,7 +21,8 @@ REFERENCE = DOCS / "policy-reference.md"
 MARKDOWN = sorted([REPO_ROOT / "README.md", REPO_ROOT / "CHANGELOG.md", *DOCS.rglob("*.md")])
 # Objects whose every field gets its own row (| `field` | type | default | ...) in the reference.
 TABLED = ("ClusterSpec", "TeamSpec", "Pool", "CohortSpec", "PrioritySpec", "Preemption", "FairSharing",
-          "Repository", "GpuBudget", "DeclaredWorkload", "ResourcesPerGpu", "BorrowWithinCohort")
+          "Repository", "GpuBudget", "DeclaredWorkload", "ResourcesPerGpu", "BorrowWithinCohort",
+          "PoolTopology", "TopologyLevel", "WorkloadTopology", "TopologySlice")
 
 
 def _definitions() -> dict[str, dict]:

@@ -22,6 +22,7 @@ PLURALS = {
     "ClusterQueue": "clusterqueues",
     "LocalQueue": "localqueues",
     "WorkloadPriorityClass": "workloadpriorityclasses",
+    "Topology": "topologies",
 }
 FORMAT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 COPIED = ("enum", "pattern", "maxLength", "minLength", "maxItems", "minItems", "maxProperties",

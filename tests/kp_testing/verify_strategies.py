@@ -190,10 +190,30 @@ def workload_priority_classes(draw, api_version: str):
     return obj
 
 
+LEVEL_LABELS = ["cloud.google.com/gce-topology-block", "nvidia.com/gpu.clique", "kubernetes.io/hostname",
+                "topology.k8s.aws/network-node-layer-1"]
+
+
+@st.composite
+def topologies(draw, api_version: str):
+    """Topologies around Kueue's rules: 0..17 levels, duplicates, hostname anywhere, bad labels."""
+    levels = []
+    for _ in range(draw(mostly(st.integers(1, 4), st.sampled_from([0, 17]), 8))):
+        level: dict = {}
+        if not rarely(draw, 15):
+            level["nodeLabel"] = draw(mostly(st.sampled_from(LEVEL_LABELS), st.sampled_from(["", "Bad Label", 5]), 8))
+        levels.append(level)
+    spec: dict = {}
+    if not rarely(draw, 12):
+        spec["levels"] = levels
+    return {"apiVersion": api_version, "kind": "Topology", "metadata": {"name": "topo"}, "spec": spec}
+
+
 BY_KIND = {
     "ClusterQueue": cluster_queues,
     "Cohort": cohorts,
     "ResourceFlavor": resource_flavors,
     "LocalQueue": local_queues,
     "WorkloadPriorityClass": workload_priority_classes,
+    "Topology": topologies,
 }

@@ -173,6 +173,17 @@ def corpus(version: str) -> list[tuple[str, dict, bool]]:
         ("wpc value as string", {**wpc, "value": "1000"}, False),
         ("wpc spec", {**wpc, "value": 1, "spec": {}}, False),
         ("cohort with limits", {**co, "spec": {"parentName": "org", "resourceGroups": [_gpu_group(lendingLimit="99")]}}, True),
+        ("topology block rack host", {"apiVersion": version, "kind": "Topology", "metadata": {"name": "t"}, "spec": {
+            "levels": [{"nodeLabel": "example.com/block"}, {"nodeLabel": "example.com/rack"},
+                       {"nodeLabel": "kubernetes.io/hostname"}]}}, True),
+        ("topology hostname not last", {"apiVersion": version, "kind": "Topology", "metadata": {"name": "t"}, "spec": {
+            "levels": [{"nodeLabel": "kubernetes.io/hostname"}, {"nodeLabel": "example.com/rack"}]}}, False),
+        ("topology duplicate level", {"apiVersion": version, "kind": "Topology", "metadata": {"name": "t"}, "spec": {
+            "levels": [{"nodeLabel": "example.com/rack"}, {"nodeLabel": "example.com/rack"}]}}, False),
+        ("topology 17 levels", {"apiVersion": version, "kind": "Topology", "metadata": {"name": "t"}, "spec": {
+            "levels": [{"nodeLabel": f"example.com/l{i}"} for i in range(17)]}}, False),
+        ("topology without levels", {"apiVersion": version, "kind": "Topology", "metadata": {"name": "t"},
+                                     "spec": {}}, False),
         ("cohort mismatched resources", {**co, "spec": {"resourceGroups": [
             {"coveredResources": ["cpu"], "flavors": [{"name": "d", "resources": []}]}]}}, False),
     ]
