@@ -75,26 +75,6 @@ def declared_classes(text: str) -> dict[str, DeclaredClass]:
     return classes
 
 
-def python_fields(tree: ast.Module) -> dict[str, frozenset[str]]:
-    """Each top-level class of a module: its `__slots__` and the attributes its methods assign on
-    `self`, with those of the classes it extends in the same module."""
-    own: dict[str, set[str]] = {}
-    bases: dict[str, list[str]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            own[node.name] = _own_fields(node)
-            bases[node.name] = [base.id for base in node.bases if isinstance(base, ast.Name)]
-
-    def with_bases(name: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
-        fields = set(own[name])
-        for base in bases[name]:
-            if base in own and base not in seen:
-                fields |= with_bases(base, seen | {name})
-        return frozenset(fields)
-
-    return {name: with_bases(name) for name in own}
-
-
 def _own_fields(node: ast.ClassDef) -> set[str]:
     fields: set[str] = set()
     defined: set[str] = set()   # methods, properties, class attributes: not instance fields
@@ -141,38 +121,125 @@ def _assigned_on_self(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[s
     return names
 
 
+_CIMPORT = re.compile(r"^from\s+([\w.]+)\s+cimport\s+(.+)$")
+
+
+def _cimported(text: str) -> dict[str, str]:
+    """The classes a `.pxd` cimports from other modules: name -> module."""
+    names: dict[str, str] = {}
+    for line in text.splitlines():
+        found = _CIMPORT.match(line.split("#", 1)[0].strip())
+        if found:
+            for name in found.group(2).split(","):
+                bare = name.split(" as ")[-1].strip()
+                if bare:
+                    names[bare] = found.group(1)
+    return names
+
+
+def _python_bases(tree: ast.Module, module: str) -> dict[str, list[tuple[str, str]]]:
+    """Each top-level class's bases as (module, class): in the same module, or imported by name."""
+    imported = {alias.asname or alias.name: node.module for node in tree.body
+                if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+    bases: dict[str, list[tuple[str, str]]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            bases[node.name] = [(imported.get(base.id, module), base.id) for base in node.bases
+                                if isinstance(base, ast.Name)]
+    return bases
+
+
+@dataclass
+class _Package:
+    """Every `.pxd` of a package and the Python module beside it, read once: classes are keyed
+    (module, name), so a class extending one of another module's (a layer of the engine over
+    the cache that declares its fields) is checked with what it inherits."""
+    declared: dict[tuple[str, str], DeclaredClass]
+    declared_bases: dict[tuple[str, str], tuple[str, str] | None]
+    own_python: dict[tuple[str, str], frozenset[str]]
+    python_bases: dict[tuple[str, str], list[tuple[str, str]]]
+    paths: dict[str, Path]
+
+    @classmethod
+    def read(cls, modules: dict[str, Path]) -> "_Package":
+        package = cls({}, {}, {}, {}, {})
+        for module, declarations in modules.items():
+            package.paths[module] = declarations
+            text = declarations.read_text()
+            cimported = _cimported(text)
+            for name, declared in declared_classes(text).items():
+                package.declared[(module, name)] = declared
+                base = declared.base
+                package.declared_bases[(module, name)] = None if base is None else (
+                    (cimported.get(base, module), base) if "." not in base else tuple(base.rsplit(".", 1)))
+            tree = ast.parse(declarations.with_suffix(".py").read_text())
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    package.own_python[(module, node.name)] = frozenset(_own_fields(node))
+            for name, bases in _python_bases(tree, module).items():
+                package.python_bases[(module, name)] = bases
+        return package
+
+    def declared_fields(self, key: tuple[str, str]) -> frozenset[str]:
+        fields: set[str] = set()
+        seen: set[tuple[str, str]] = set()
+        while key in self.declared and key not in seen:
+            seen.add(key)
+            fields |= self.declared[key].fields
+            key = self.declared_bases[key]
+        return frozenset(fields)
+
+    def python_fields(self, key: tuple[str, str], seen: frozenset = frozenset()) -> frozenset[str]:
+        fields = set(self.own_python.get(key, ()))
+        for base in self.python_bases.get(key, ()):
+            if base not in seen:
+                fields |= self.python_fields(base, seen | {key})
+        return frozenset(fields)
+
+    def filled_below(self, key: tuple[str, str]) -> frozenset[str]:
+        """What the class and every class extending it (anywhere in the package) assign."""
+        fields = set(self.python_fields(key))
+        for other in self.own_python:
+            if other != key and key in self._ancestors(other):
+                fields |= self.python_fields(other)
+        return frozenset(fields)
+
+    def _ancestors(self, key: tuple[str, str], seen: frozenset = frozenset()) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        for base in self.python_bases.get(key, ()):
+            if base not in seen:
+                found |= {base} | self._ancestors(base, seen | {key})
+        return found
+
+    def mismatches(self) -> list[FieldMismatch]:
+        out = []
+        for (module, name), cls in self.declared.items():
+            declarations = self.paths[module]
+            if (module, name) not in self.own_python:
+                out.append(FieldMismatch(declarations, cls.line, module, name, (), (), no_python_class=True))
+                continue
+            declared = self.declared_fields((module, name))
+            missing = tuple(sorted(self.python_fields((module, name)) - declared))
+            extra = tuple(sorted(declared - self.filled_below((module, name))))
+            if missing or extra:
+                out.append(FieldMismatch(declarations, cls.line, module, name, missing, extra))
+        return out
+
+
+def _module_name(root: Path, declarations: Path) -> str:
+    relative = declarations.relative_to(root).with_suffix("")
+    return ".".join((root.name, *relative.parts))
+
+
 def check(declarations: Path, module: str) -> list[FieldMismatch]:
-    """The classes of one `.pxd` whose fields are not those of the Python module beside it."""
-    declared = declared_classes(declarations.read_text())
-    in_python = python_fields(ast.parse(declarations.with_suffix(".py").read_text()))
-    mismatches = []
-    for cls in declared.values():
-        if cls.name not in in_python:
-            mismatches.append(FieldMismatch(declarations, cls.line, module, cls.name, (), (), no_python_class=True))
-            continue
-        fields = _declared_with_bases(cls, declared)
-        missing = tuple(sorted(in_python[cls.name] - fields))
-        extra = tuple(sorted(fields - in_python[cls.name]))
-        if missing or extra:
-            mismatches.append(FieldMismatch(declarations, cls.line, module, cls.name, missing, extra))
-    return mismatches
-
-
-def _declared_with_bases(cls: DeclaredClass, declared: dict[str, DeclaredClass]) -> frozenset[str]:
-    fields, base, seen = set(cls.fields), cls.base, {cls.name}
-    while base in declared and base not in seen:
-        seen.add(base)
-        fields |= declared[base].fields
-        base = declared[base].base
-    return frozenset(fields)
+    """The classes of one `.pxd` whose fields are not those of the Python module beside it
+    (bases in other modules are not followed: `check_package` follows them)."""
+    return _Package.read({module: declarations}).mismatches()
 
 
 def check_package(root: Path) -> list[FieldMismatch]:
-    """Every `.pxd` under the package at `root` (whichever modules have one), in path order."""
-    mismatches = []
-    for declarations in sorted(root.rglob("*.pxd")):
-        if declarations.with_suffix(".py").exists():
-            relative = declarations.relative_to(root).with_suffix("")
-            module = ".".join((root.name, *relative.parts))
-            mismatches.extend(check(declarations, module))
-    return mismatches
+    """Every `.pxd` under the package at `root` (whichever modules have one), in path order,
+    with bases followed across its modules."""
+    modules = {_module_name(root, path): path for path in sorted(root.rglob("*.pxd"))
+               if path.with_suffix(".py").exists()}
+    return sorted(_Package.read(modules).mismatches(), key=lambda m: (str(m.declarations), m.line))

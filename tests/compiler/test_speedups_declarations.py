@@ -84,3 +84,20 @@ def test_a_pxd_class_without_a_python_class_is_named(tmp_path):
 def test_check_command_passes_on_the_package():
     result = subprocess.run([sys.executable, "-m", "compiler.speedups", "check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_layer_in_another_module_is_checked_with_the_fields_its_base_declares(tmp_path):
+    # The engine's layout: the cache module declares every field once; a layer in another
+    # module extends it, adding methods only. A field the layer assigns that no .pxd declares
+    # is found, and a base field that only the layer fills is not "extra".
+    package = toy_package(tmp_path, "class Base:\n    def __init__(self):\n        self.x = 1\n",
+                          "cdef class Base:\n    cdef public object x\n    cdef public object y\n")
+    (package / "layer.py").write_text("from toypkg.hot import Base\n\n\nclass Layer(Base):\n"
+                                      "    def run(self):\n        self.y = 2\n        self.z = 3\n")
+    (package / "layer.pxd").write_text("from toypkg.hot cimport Base\n\n\ncdef class Layer(Base):\n"
+                                       "    cpdef run(self)\n")
+    [mismatch] = check_package(package)
+    assert (mismatch.name, mismatch.missing, mismatch.extra) == ("Layer", ("z",), ())
+    (package / "layer.py").write_text("from toypkg.hot import Base\n\n\nclass Layer(Base):\n"
+                                      "    def run(self):\n        self.y = 2\n")
+    assert check_package(package) == []
