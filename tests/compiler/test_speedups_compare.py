@@ -15,7 +15,7 @@ sys.path.insert(0, str(REPO_ROOT / "bench"))
 from bench_evaluate import write_world  # noqa: E402
 
 ENGINE = ("compiler.evaluator.tree", "compiler.evaluator.info", "compiler.evaluator.assigner",
-          "compiler.evaluator.scheduler")
+          "compiler.evaluator.scheduler", "compiler.evaluator.engine")
 
 
 def test_evaluate_on_the_benchmark_world_gives_the_same_bytes_compiled(tmp_path):
@@ -32,7 +32,7 @@ def test_a_circle_of_fair_sharing_preemptions_is_found_the_same_way_compiled(tmp
     world = tmp_path / "world.yaml"
     write_world(str(world), 3_000, within="LowerPriority", reclaim="Any", fair_sharing=True, every_queue=True)
     both = run_both(CLI, ["evaluate", str(world), "--format", "json"], ENGINE + ("compiler.evaluator.circles",
-                                                                                "compiler.evaluator.fairshare"))
+                                                                                "compiler.evaluator.fair_preemption"))
     assert both.compiled.returncode == both.python.returncode == 0, both.compiled.stderr + both.python.stderr
     assert both.compiled.stdout == both.python.stdout
     assert both.compiled.stderr == both.python.stderr
@@ -44,7 +44,7 @@ def test_a_circle_of_fair_sharing_preemptions_is_found_the_same_way_compiled(tmp
 CIRCLE_WORLDS = """\
 from compiler.evaluator import load_manifests
 from compiler.evaluator.result import EvaluationResult
-from compiler.evaluator.scheduler import Engine
+from compiler.evaluator.engine import Engine
 from differential.worlds import world
 for seed in range(2):
     for index in range(150):
@@ -73,18 +73,19 @@ KEPT_VALUES = """\
 from fractions import Fraction
 from compiler.evaluator import load_manifests
 from compiler.evaluator.preemption import Preemptor
-from compiler.evaluator.scheduler import Engine, _Queue
+from compiler.evaluator.engine import Engine
+from compiler.evaluator.queue_manager import PendingQueue
 from compiler.evaluator.tree import QuotaNode
 half, big = QuotaNode("a", None, {}, Fraction(3, 2)), QuotaNode("b", 1, {}, 2**70)
 preemptor = Preemptor({}, {}, {}, None, [], reuse=0)
-print(repr([half.is_cq, half.weight, big.is_cq, big.weight, _Queue(0).strict, _Queue("yes").strict,
+print(repr([half.is_cq, half.weight, big.is_cq, big.weight, PendingQueue(0).strict, PendingQueue("yes").strict,
             Engine(load_manifests([]), reuse=0).reuse, preemptor.fair_sharing, preemptor.reuse]))
 """
 
 
 def test_the_engines_records_keep_the_values_python_keeps_compiled():
-    both = run_both(KEPT_VALUES, [], ("compiler.evaluator.tree", "compiler.evaluator.scheduler",
-                                      "compiler.evaluator.preemption"))
+    both = run_both(KEPT_VALUES, [], ("compiler.evaluator.tree", "compiler.evaluator.engine",
+                                      "compiler.evaluator.queue_manager", "compiler.evaluator.preemption"))
     assert both.compiled.returncode == 0, both.compiled.stderr
     assert both.compiled.stdout == both.python.stdout == "[None, 1.5, 1, 1.1805916207174113e+21, 0, 'yes', 0, None, 0]\n"
 
