@@ -164,6 +164,10 @@ class Pool(Strict):
         "none", description="none: whole GPUs (nvidia.com/gpu). planned: the compiler chooses the fewest MIG layouts "
                             "that hold the teams' MIG guarantees and emits the mig-manager config. {layout: {...}}: a "
                             "fixed per-GPU layout.")
+    cost: Annotated[StrictFloat | StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
+        None, description="Price of one GPU hour on this pool (any currency, the same for every pool), e.g. 2.5 "
+                          "on-demand, 0.9 spot, 1.6 reserved: `kueue-policy capacity` minimizes the sum over pools "
+                          "of nodes x gpusPerNode x cost. Omitted = 1 (every GPU costs the same).")
     topology: PoolTopology | None = Field(
         None, description="Where the pool's nodes sit: topology levels (node labels, coarsest first) and the shape "
                           "(regular, or the real node list). Becomes a Kueue Topology and the flavor's topologyName, "

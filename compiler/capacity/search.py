@@ -1,0 +1,235 @@
+"""The search: the cheapest candidate that meets every target, and what proves it.
+
+For each way of cutting the pools (the MIG choices asked for, else the policy's own):
+
+1. the largest candidate the bounds allow (every pool at its maximum) must meet the targets;
+   otherwise that cut has no answer;
+2. guarantees: with `demand`, each team's guarantee is its mean concurrent use of whole GPUs
+   (and of each MIG profile) in that largest run, rounded up; kept only if the largest
+   candidate still meets the targets with them (else the policy's guarantees are kept, and
+   the report says so). Either way guarantees shrink with the pools (scaled down, never up,
+   when the pools hold fewer GPUs than they add up to);
+3. descent: every round proposes, for each pool still free to shrink, the current candidate
+   with `step` nodes fewer; the cheapest proposal that meets the targets is taken (ties:
+   the candidate's order); a pool whose proposal fails has its step halved, and at step 1
+   it stops;
+4. proof: every candidate one node smaller than the answer in one pool is simulated; if one
+   meets the targets the descent goes on from it, so the answer is one no single node less
+   can give (each failure is shown with its misses).
+
+Every step decides on whole batches of simulations, compared by (cost, candidate), so the answer
+is the same whatever the worker count and whatever order the simulations finish in.
+What is not proved: an answer that moves nodes from one pool to another at once. The report says
+which candidates it compared and how many.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from compiler.capacity.candidate import Candidate, TeamQuota
+from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.targets import Bound
+from compiler.capacity.workers import Executor
+
+
+@dataclass(frozen=True)
+class PoolSpace:
+    name: str
+    current: int
+    minimum: int
+    maximum: int
+    gpus_per_node: int
+    is_mig: bool
+
+    @property
+    def movable(self) -> bool:
+        return self.minimum < self.maximum
+
+
+@dataclass(frozen=True)
+class TeamBase:
+    """A team's guarantee as the policy declares it (the reference that `keep` scales)."""
+
+    team: str
+    guaranteed: int
+    mig: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class Space:
+    pools: list[PoolSpace]
+    teams: list[TeamBase]
+    overcommit: float
+    cuts: list[tuple[tuple[str, str], ...]]   # MIG choices to compare: () = the policy's own
+    guarantees: str = "keep"                  # "keep" | "demand"
+
+    def whole_gpus(self, candidate: Candidate) -> int:
+        cut = dict(candidate.mig)
+        return sum(n * p.gpus_per_node for p, (_, n) in zip(self.pools, candidate.nodes)
+                   if cut.get(p.name, "planned" if p.is_mig else "none") == "none")
+
+    def any_mig(self, cut: tuple[tuple[str, str], ...]) -> bool:
+        chosen = dict(cut)
+        return any(chosen.get(p.name, "planned" if p.is_mig else "none") != "none" for p in self.pools)
+
+
+def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpace]:
+    """The pools with their bounds: a fixed pool keeps its nodes; by default 1 to twice today's."""
+    result = []
+    for pool in pools:
+        bound = bounds.get(pool.name)
+        if bound is not None and bound.fixed:
+            low = high = pool.current
+        else:
+            low = bound.minimum if bound is not None and bound.minimum is not None else 1
+            high = bound.maximum if bound is not None and bound.maximum is not None else max(2 * pool.current, 1)
+        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig))
+    return result
+
+
+@dataclass
+class CutResult:
+    cut: tuple[tuple[str, str], ...]
+    answer: Evaluation | None
+    largest: Evaluation
+    guarantees_note: str = ""
+    neighbours: list[Evaluation] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    baseline: Evaluation
+    best: CutResult | None
+    cuts: list[CutResult]
+    evaluations: list[Evaluation]   # every candidate simulated, in the order the search asked for them
+
+
+class Search:
+    def __init__(self, space: Space, executor: Executor, on_done: Callable[[Evaluation, Evaluation | None], None]):
+        self.space = space
+        self.executor = executor
+        self.on_done = on_done
+        self.cache: dict[Candidate, Evaluation] = {}
+        self.order: list[Evaluation] = []
+        self.best: Evaluation | None = None
+
+    # -- evaluations ---------------------------------------------------------------------------------
+    def _done(self, evaluation: Evaluation) -> None:
+        if evaluation.meets and (self.best is None or evaluation.cost < self.best.cost):
+            self.best = evaluation
+        self.on_done(evaluation, self.best)
+
+    def batch(self, candidates: list[Candidate]) -> list[Evaluation]:
+        wanted = [c for c in dict.fromkeys(candidates) if c not in self.cache]
+        for evaluation in self.executor.evaluate(wanted, self._done) if wanted else []:
+            self.cache[evaluation.candidate] = evaluation
+            self.order.append(evaluation)
+        return [self.cache[c] for c in candidates]
+
+    # -- guarantees ----------------------------------------------------------------------------------
+    def _scaled(self, nodes: tuple[tuple[str, int], ...], cut, reference: list[TeamBase]) -> tuple[TeamQuota, ...]:
+        probe = Candidate(nodes, cut)
+        room = math.floor(self.space.whole_gpus(probe) * self.space.overcommit)
+        total = sum(t.guaranteed for t in reference)
+        factor = min(1.0, room / total) if total else 1.0
+        keep_mig = self.space.any_mig(cut)
+        return tuple(TeamQuota(t.team, math.floor(t.guaranteed * factor + 1e-9), t.mig if keep_mig else ())
+                     for t in sorted(reference, key=lambda t: t.team))
+
+    def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
+        return Candidate(tuple(nodes), cut, self._scaled(tuple(nodes), cut, reference))
+
+    @staticmethod
+    def demand_reference(run: Evaluation, keep_mig: bool) -> list[TeamBase]:
+        """Each team's mean concurrent use in a run, rounded up: the guarantee its demand justifies."""
+        hours = max(run.run.get("makespan", 0), 1) / 3600.0
+        result = []
+        for team in run.teams:
+            mig = tuple(sorted((p, math.ceil(h / hours - 1e-9)) for p, h in team["migInstanceHours"].items()
+                               if h > 0)) if keep_mig else ()
+            result.append(TeamBase(team["team"], math.ceil(team["gpuHours"] / hours - 1e-9), mig))
+        return result
+
+    # -- the search ------------------------------------------------------------------------------------
+    def run(self) -> Answer:
+        pools = self.space.pools
+        baseline_candidate = Candidate(tuple((p.name, p.current) for p in pools))
+        largest_nodes = tuple((p.name, p.maximum) for p in pools)
+        keep = self.space.teams
+        first = [baseline_candidate] + [self._candidate(largest_nodes, cut, keep) for cut in self.space.cuts]
+        evaluated = self.batch(first)
+        baseline, largest = evaluated[0], evaluated[1:]
+        results = []
+        for cut, top in zip(self.space.cuts, largest):
+            results.append(self._descend_cut(cut, top))
+        found = [r for r in results if r.answer is not None]
+        best = min(found, key=lambda r: (r.answer.cost, r.answer.candidate)) if found else None
+        return Answer(baseline, best, results, list(self.order))
+
+    def _descend_cut(self, cut, top: Evaluation) -> CutResult:
+        if not top.meets:
+            return CutResult(cut, None, top)
+        reference, note = self.space.teams, "the policy's guarantees, scaled down with the pools"
+        if self.space.guarantees == "demand":
+            derived = self.demand_reference(top, self.space.any_mig(cut))
+            trial = self.batch([self._candidate(top.candidate.nodes, cut, derived)])[0]
+            if trial.meets:
+                reference, top = derived, trial
+                note = "guarantees from each team's mean concurrent use in the largest run"
+            else:
+                note = ("guarantees from demand miss the targets at the largest candidate (" + "; ".join(trial.misses[:3])
+                        + "): the policy's guarantees are kept")
+        current = top
+        while True:
+            current = self._descend(current, cut, reference)
+            neighbours = self._neighbours(current, cut, reference)
+            better = [n for n in neighbours if n.meets]
+            if not better:
+                return CutResult(cut, current, top, note, neighbours)
+            current = min(better, key=lambda e: (e.cost, e.candidate))
+
+    def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
+        steps = {p.name: max(1, (p.maximum - p.minimum + 1) // 2) for p in self.space.pools if p.movable}
+        stuck: set[str] = set()
+        by_name = {p.name: p for p in self.space.pools}
+        while True:
+            nodes = dict(current.candidate.nodes)
+            proposals: dict[str, Candidate] = {}
+            for name, step in steps.items():
+                if name in stuck or nodes[name] <= by_name[name].minimum:
+                    continue
+                fewer = dict(nodes)
+                fewer[name] = max(by_name[name].minimum, nodes[name] - step)
+                proposals[name] = self._candidate(tuple(fewer.items()), cut, reference)
+            if not proposals:
+                return current
+            evaluations = dict(zip(proposals, self.batch(list(proposals.values()))))
+            met = [e for e in evaluations.values() if e.meets]
+            for name, evaluation in evaluations.items():
+                if not evaluation.meets:
+                    if steps[name] == 1:
+                        stuck.add(name)
+                    steps[name] = max(1, steps[name] // 2)
+            if met:
+                current = min(met, key=lambda e: (e.cost, e.candidate))
+
+    def _neighbours(self, answer: Evaluation, cut, reference) -> list[Evaluation]:
+        nodes = dict(answer.candidate.nodes)
+        proposals = []
+        for pool in self.space.pools:
+            if pool.movable and nodes[pool.name] > pool.minimum:
+                fewer = dict(nodes)
+                fewer[pool.name] -= 1
+                proposals.append(self._candidate(tuple(fewer.items()), cut, reference))
+        return self.batch(proposals)
+
+
+def estimated_total(space: Space) -> int:
+    """A rough count of the simulations the search will run, for the progress bar's time estimate."""
+    movable = [p for p in space.pools if p.movable]
+    rounds = sum(math.ceil(math.log2(max(2, p.maximum - p.minimum + 1))) + 1 for p in movable)
+    per_cut = 1 + (1 if space.guarantees == "demand" else 0) + rounds + len(movable)
+    return 1 + per_cut * len(space.cuts)
