@@ -13,6 +13,7 @@ import click
 
 from compiler.capacity import targets as targets_module
 from compiler.capacity.candidate import apply, read_policy_files
+from compiler.capacity.demand import TeamPools, offered_load
 from compiler.capacity.evaluate import Evaluation, Problem
 from compiler.capacity.search import PoolSpace, Search, Space, TeamBase, estimated_total, space_from
 from compiler.cli.common import console as terminal_console, emit_json, format_option, handles_errors
@@ -57,14 +58,19 @@ def _progress(total: int, quiet: bool) -> Iterator:
         yield advance
 
 
-def _space(artifacts, requirements, mig_choices, guarantees: str) -> Space:
-    pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig)
+def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Space:
+    pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig, p.spec.gpu)
              for p in artifacts.cluster.pools]
     bounded = space_from(pools, requirements.bounds)
     teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)))
              for t in artifacts.cluster.teams]
     overcommit = artifacts.cluster.pools[0].overcommit if artifacts.cluster.pools else 1.0
-    return Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}), guarantees)
+    space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}), guarantees)
+    accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
+    for cut in space.cuts:
+        load = offered_load(trace, accepts, space.mig_models(cut))
+        space.demand[cut] = [TeamBase(team, gpus, tuple(mig.items())) for team, (gpus, mig) in sorted(load.items())]
+    return space
 
 
 def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes]) -> list[str]:
@@ -134,7 +140,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
                                {p.name for p in artifacts.cluster.pools})
     trace, notes = load_trace(trace_path, artifacts)
-    space = _space(artifacts, requirements, mig_choices, guarantees)
+    space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
                       {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools})

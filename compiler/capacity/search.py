@@ -4,11 +4,12 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
 
 1. the largest candidate the bounds allow (every pool at its maximum) must meet the targets;
    otherwise that cut has no answer;
-2. guarantees: with `demand`, each team's guarantee is its mean concurrent use of whole GPUs
-   (and of each MIG profile) in that largest run, rounded up; kept only if the largest
-   candidate still meets the targets with them (else the policy's guarantees are kept, and
-   the report says so). Either way guarantees shrink with the pools (scaled down, never up,
-   when the pools hold fewer GPUs than they add up to);
+2. guarantees: with `demand`, each team's guarantee is its mean offered load of whole GPUs
+   (and of each MIG profile) in the trace, rounded up (demand.py); used only if the largest
+   candidate meets the targets with them (else the policy's guarantees are kept, and the
+   report says so). Whole-GPU guarantees shrink with the pools (scaled down, never up, when
+   the pools hold fewer GPUs than they add up to); MIG guarantees do not: the planner's exact
+   layouts for them are the floor of a MIG pool;
 3. descent: every round proposes, for each pool still free to shrink, the current candidate
    with `step` nodes fewer; the cheapest proposal that meets the targets is taken (ties:
    the candidate's order); a pool whose proposal fails has its step halved, and at step 1
@@ -43,6 +44,7 @@ class PoolSpace:
     maximum: int
     gpus_per_node: int
     is_mig: bool
+    gpu: str = ""
 
     @property
     def movable(self) -> bool:
@@ -65,6 +67,11 @@ class Space:
     overcommit: float
     cuts: list[tuple[tuple[str, str], ...]]   # MIG choices to compare: () = the policy's own
     guarantees: str = "keep"                  # "keep" | "demand"
+    demand: dict = field(default_factory=dict)  # cut -> [TeamBase] from the trace's offered load
+
+    def mig_models(self, cut) -> list[str]:
+        chosen = dict(cut)
+        return [p.gpu for p in self.pools if chosen.get(p.name, "planned" if p.is_mig else "none") != "none"]
 
     def whole_gpus(self, candidate: Candidate) -> int:
         cut = dict(candidate.mig)
@@ -86,7 +93,7 @@ def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpa
         else:
             low = bound.minimum if bound is not None and bound.minimum is not None else 1
             high = bound.maximum if bound is not None and bound.maximum is not None else max(2 * pool.current, 1)
-        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig))
+        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig, pool.gpu))
     return result
 
 
@@ -142,46 +149,38 @@ class Search:
     def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
         return Candidate(tuple(nodes), cut, self._scaled(tuple(nodes), cut, reference))
 
-    @staticmethod
-    def demand_reference(run: Evaluation, keep_mig: bool) -> list[TeamBase]:
-        """Each team's mean concurrent use in a run, rounded up: the guarantee its demand justifies."""
-        hours = max(run.run.get("makespan", 0), 1) / 3600.0
-        result = []
-        for team in run.teams:
-            mig = tuple(sorted((p, math.ceil(h / hours - 1e-9)) for p, h in team["migInstanceHours"].items()
-                               if h > 0)) if keep_mig else ()
-            result.append(TeamBase(team["team"], math.ceil(team["gpuHours"] / hours - 1e-9), mig))
-        return result
-
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> Answer:
         pools = self.space.pools
         baseline_candidate = Candidate(tuple((p.name, p.current) for p in pools))
         largest_nodes = tuple((p.name, p.maximum) for p in pools)
-        keep = self.space.teams
-        first = [baseline_candidate] + [self._candidate(largest_nodes, cut, keep) for cut in self.space.cuts]
+        demand = self.space.guarantees == "demand"
+        first = [baseline_candidate]
+        for cut in self.space.cuts:
+            first.append(self._candidate(largest_nodes, cut, self.space.teams))
+            if demand:
+                first.append(self._candidate(largest_nodes, cut, self.space.demand[cut]))
         evaluated = self.batch(first)
-        baseline, largest = evaluated[0], evaluated[1:]
-        results = []
-        for cut, top in zip(self.space.cuts, largest):
-            results.append(self._descend_cut(cut, top))
+        baseline, rest = evaluated[0], evaluated[1:]
+        per_cut = 2 if demand else 1
+        results = [self._descend_cut(cut, rest[i * per_cut:(i + 1) * per_cut]) for i, cut in enumerate(self.space.cuts)]
         found = [r for r in results if r.answer is not None]
         best = min(found, key=lambda r: (r.answer.cost, r.answer.candidate)) if found else None
         return Answer(baseline, best, results, list(self.order))
 
-    def _descend_cut(self, cut, top: Evaluation) -> CutResult:
-        if not top.meets:
-            return CutResult(cut, None, top)
-        reference, note = self.space.teams, "the policy's guarantees, scaled down with the pools"
-        if self.space.guarantees == "demand":
-            derived = self.demand_reference(top, self.space.any_mig(cut))
-            trial = self.batch([self._candidate(top.candidate.nodes, cut, derived)])[0]
-            if trial.meets:
-                reference, top = derived, trial
-                note = "guarantees from each team's mean concurrent use in the largest run"
-            else:
-                note = ("guarantees from demand miss the targets at the largest candidate (" + "; ".join(trial.misses[:3])
-                        + "): the policy's guarantees are kept")
+    def _descend_cut(self, cut, largest: list[Evaluation]) -> CutResult:
+        keep = largest[0]
+        if len(largest) > 1 and largest[1].meets:
+            top, reference = largest[1], self.space.demand[cut]
+            note = "guarantees from each team's mean offered load in the trace"
+        elif keep.meets:
+            top, reference = keep, self.space.teams
+            note = "the policy's guarantees, scaled down with the pools"
+            if len(largest) > 1:
+                note = ("guarantees from demand miss the targets at the largest candidate ("
+                        + "; ".join(largest[1].misses[:3]) + "): the policy's guarantees are kept, scaled down")
+        else:
+            return CutResult(cut, None, largest[-1])
         current = top
         while True:
             current = self._descend(current, cut, reference)
