@@ -46,6 +46,9 @@ class Candidate:
             text += "; " + ", ".join(f"{p} mig {m}" for p, m in self.mig)
         if self.quotas is not None:
             text += f"; guaranteed {sum(q.guaranteed for q in self.quotas)} GPUs"
+            instances = sum(n for q in self.quotas for _, n in q.mig)
+            if instances:
+                text += f", {instances} MIG instances"
         return text
 
 

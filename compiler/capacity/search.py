@@ -143,8 +143,21 @@ class Search:
         total = sum(t.guaranteed for t in reference)
         factor = min(1.0, room / total) if total else 1.0
         keep_mig = self.space.any_mig(cut)
-        return tuple(TeamQuota(t.team, math.floor(t.guaranteed * factor + 1e-9), t.mig if keep_mig else ())
+        mig = {t.team: t.mig if keep_mig else () for t in reference}
+        if keep_mig and reference is not self.space.teams:
+            mig = dict(self._fill_mig(nodes, cut, reference))
+        return tuple(TeamQuota(t.team, math.floor(t.guaranteed * factor + 1e-9), mig[t.team])
                      for t in sorted(reference, key=lambda t: t.team))
+
+    def _fill_mig(self, nodes, cut, reference: list[TeamBase]):
+        """Demand guarantees on the first pool cut with MIG, scaled to fill it (mig_cut.py)."""
+        from compiler.capacity.mig_cut import fill_pool
+
+        chosen, count = dict(cut), dict(nodes)
+        pool = next(p for p in self.space.pools if chosen.get(p.name, "planned" if p.is_mig else "none") != "none")
+        demand = tuple((t.team, t.mig) for t in sorted(reference, key=lambda t: t.team))
+        filled = fill_pool(pool.gpu, count[pool.name] * pool.gpus_per_node, demand)
+        return [(team, tuple((p, n) for p, n in profiles if n > 0)) for team, profiles in filled]
 
     def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
         return Candidate(tuple(nodes), cut, self._scaled(tuple(nodes), cut, reference))
