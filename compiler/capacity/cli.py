@@ -89,6 +89,29 @@ def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes])
     return written
 
 
+def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requirements, mig_choices: tuple[str, ...],
+             guarantees: str) -> tuple[Problem, Space, dict[str, bytes]]:
+    """The policy compiled once (its mistakes reported as `compile` would), the trace read once,
+    and the space to search."""
+    from compiler.simulate.runner import compiled_cluster, load_trace
+    from compiler.stages.pipeline import PolicySource
+
+    if not policy_dir.exists():
+        raise PolicyError([Diagnostic(codes.UNREADABLE, f"policy folder '{policy_dir}' does not exist",
+                                      SourcePosition(str(policy_dir)))])
+    files = read_policy_files(policy_dir)
+    label = policy_dir.resolve().name if policy_dir.is_dir() else ""
+    artifacts = compiled_cluster(PolicySource.from_files(files, label), cluster)
+    targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
+                               {p.name for p in artifacts.cluster.pools})
+    trace, notes = load_trace(trace_path, artifacts)
+    space = _space(artifacts, requirements, mig_choices, guarantees, trace)
+    costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
+    problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
+                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools})
+    return problem, space, files
+
+
 @click.command()
 @click.argument("policy_dir", default="policies", type=click.Path(path_type=Path))
 @click.option("--trace", "trace_path", required=True, type=click.Path(path_type=Path),
@@ -123,34 +146,21 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     """The cheapest nodes per pool, MIG cuts and guarantees that meet every target on a trace."""
     from compiler.capacity.report import document, print_tables
     from compiler.capacity.workers import executor_for
-    from compiler.simulate.runner import compiled_cluster, load_trace
-    from compiler.stages.pipeline import PolicySource
 
     requirements = targets_module.from_flags(target_texts, node_bounds, fixed_pools)
     if targets_file is not None:
         targets_module.from_file(targets_file, requirements)
     if not requirements.targets:
         raise click.UsageError("give at least one target (--target or a --targets file)")
-    if not policy_dir.exists():
-        raise PolicyError([Diagnostic(codes.UNREADABLE, f"policy folder '{policy_dir}' does not exist",
-                                      SourcePosition(str(policy_dir)))])
-    files = read_policy_files(policy_dir)
-    label = policy_dir.resolve().name if policy_dir.is_dir() else ""
-    artifacts = compiled_cluster(PolicySource.from_files(files, label), cluster)
-    targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
-                               {p.name for p in artifacts.cluster.pools})
-    trace, notes = load_trace(trace_path, artifacts)
-    space = _space(artifacts, requirements, mig_choices, guarantees, trace)
-    costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
-    problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
-                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools})
+    problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees)
+    costs = problem.costs
     executor = executor_for(problem, workers or available_cpus(), address)
     try:
         with _progress(estimated_total(space), quiet) as advance:
             answer = Search(space, executor, advance).run()
     finally:
         executor.close()
-    data = document(answer, space, costs, artifacts.name, str(trace_path), [t.text for t in requirements.targets],
+    data = document(answer, space, costs, problem.cluster, str(trace_path), [t.text for t in requirements.targets],
                     executor.workers)
     if html_path is not None:
         from compiler.capacity.html import write_page
