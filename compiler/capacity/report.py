@@ -7,18 +7,22 @@ figure in it is a field of one candidate's simulation (compiler/capacity/evaluat
 from __future__ import annotations
 
 from compiler.capacity.evaluate import Evaluation
+from compiler.core.resources import MIG_PREFIX
 from compiler.capacity.search import Answer, Space
 from compiler.simulate.compare import human_duration
 
 
 def _pool_rows(space: Space, evaluation: Evaluation, baseline: Evaluation, costs: dict[str, float],
                cut: dict[str, str]) -> list[dict]:
-    used = {}
+    used, instances = {}, {}
     for row in evaluation.pools:
         entry = used.setdefault(row["pool"], {"usedHours": 0.0, "idleHours": 0.0})
         if row["resource"] == "nvidia.com/gpu":
             entry["usedHours"] += row["usedHours"]
             entry["idleHours"] += row["idleHours"]
+        elif row["resource"].startswith(MIG_PREFIX):   # a MIG pool: instance-hours per profile
+            instances.setdefault(row["pool"], {})[row["resource"].removeprefix(MIG_PREFIX)] = {
+                "usedHours": row["usedHours"], "idleHours": row["idleHours"]}
     rows = []
     nodes, before = dict(evaluation.candidate.nodes), dict(baseline.candidate.nodes)
     for pool in space.pools:
@@ -30,6 +34,7 @@ def _pool_rows(space: Space, evaluation: Evaluation, baseline: Evaluation, costs
                      "costPerHour": round(evaluation.gpus[pool.name] * costs[pool.name], 6),
                      "mig": mig, "migLayouts": evaluation.mig_layouts.get(pool.name, []),
                      "usedGpuHours": round(figures["usedHours"], 3), "idleGpuHours": round(figures["idleHours"], 3),
+                     "migInstanceHours": instances.get(pool.name, {}),
                      "fixed": not pool.movable})
     return rows
 
