@@ -11,9 +11,10 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
    the pools hold fewer GPUs than they add up to); MIG guarantees do not: the planner's exact
    layouts for them are the floor of a MIG pool;
 3. descent: every round proposes, for each pool still free to shrink, the current candidate
-   with `step` nodes fewer; the cheapest proposal that meets the targets is taken (ties:
-   the candidate's order); a pool whose proposal fails has its step halved, and at step 1
-   it stops;
+   with 1, 2 and 3 x `step` nodes fewer (a 4-ary search; `step` starts at a third of the
+   pool's range); the cheapest proposal that meets the targets is taken (ties: the
+   candidate's order); a pool with a failing proposal has its step divided by four, and once
+   every proposal of a pool at step 1 fails it stops;
 4. proof: every candidate one node smaller than the answer in one pool is simulated; if one
    meets the targets the descent goes on from it, so the answer is one no single node less
    can give (each failure is shown with its misses).
@@ -34,6 +35,12 @@ from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.targets import Bound
 from compiler.capacity.workers import Executor
+
+# Candidates a round proposes per pool: `step`, 2 x `step` and 3 x `step` nodes fewer (a 4-ary
+# search). A constant, not the worker count: the candidates simulated, so the answer, must not
+# depend on where they run; three per pool and round keep two or more workers busy even when
+# only one pool can change.
+PROPOSALS = 3
 
 
 @dataclass(frozen=True)
@@ -204,27 +211,30 @@ class Search:
             current = min(better, key=lambda e: (e.cost, e.candidate))
 
     def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
-        steps = {p.name: max(1, (p.maximum - p.minimum + 1) // 2) for p in self.space.pools if p.movable}
-        stuck: set[str] = set()
         by_name = {p.name: p for p in self.space.pools}
+        steps = {p.name: max(1, math.ceil((p.maximum - p.minimum) / PROPOSALS)) for p in self.space.pools if p.movable}
+        stuck: set[str] = set()
         while True:
             nodes = dict(current.candidate.nodes)
-            proposals: dict[str, Candidate] = {}
+            proposals: list[tuple[str, Candidate]] = []
             for name, step in steps.items():
                 if name in stuck or nodes[name] <= by_name[name].minimum:
                     continue
-                fewer = dict(nodes)
-                fewer[name] = max(by_name[name].minimum, nodes[name] - step)
-                proposals[name] = self._candidate(tuple(fewer.items()), cut, reference)
+                counts = sorted({max(by_name[name].minimum, nodes[name] - step * j) for j in range(1, PROPOSALS + 1)},
+                                reverse=True)
+                for count in counts:
+                    fewer = dict(nodes)
+                    fewer[name] = count
+                    proposals.append((name, self._candidate(tuple(fewer.items()), cut, reference)))
             if not proposals:
                 return current
-            evaluations = dict(zip(proposals, self.batch(list(proposals.values()))))
-            met = [e for e in evaluations.values() if e.meets]
-            for name, evaluation in evaluations.items():
-                if not evaluation.meets:
-                    if steps[name] == 1:
-                        stuck.add(name)
-                    steps[name] = max(1, steps[name] // 2)
+            evaluations = self.batch([candidate for _, candidate in proposals])
+            failed = {name for (name, _), e in zip(proposals, evaluations) if not e.meets}
+            for name in failed:
+                if steps[name] == 1 and not any(e.meets for (n, _), e in zip(proposals, evaluations) if n == name):
+                    stuck.add(name)
+                steps[name] = max(1, steps[name] // (PROPOSALS + 1))
+            met = [e for e in evaluations if e.meets]
             if met:
                 current = min(met, key=lambda e: (e.cost, e.candidate))
 
@@ -242,6 +252,7 @@ class Search:
 def estimated_total(space: Space) -> int:
     """A rough count of the simulations the search will run, for the progress bar's time estimate."""
     movable = [p for p in space.pools if p.movable]
-    rounds = sum(math.ceil(math.log2(max(2, p.maximum - p.minimum + 1))) + 1 for p in movable)
+    rounds = sum(PROPOSALS * (math.ceil(math.log(max(2, p.maximum - p.minimum + 1), PROPOSALS + 1)) + 1)
+                 for p in movable)
     per_cut = 1 + (1 if space.guarantees == "demand" else 0) + rounds + len(movable)
     return 1 + per_cut * len(space.cuts)
