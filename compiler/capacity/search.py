@@ -5,9 +5,9 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
 1. the largest candidate the bounds allow (every pool at its maximum) must meet the targets;
    otherwise that cut has no answer;
 2. guarantees: with `demand`, each team's guarantee is its mean offered load of whole GPUs
-   (and of each MIG profile) in the trace, rounded up (demand.py); used only if the largest
-   candidate meets the targets with them (else the policy's guarantees are kept, and the
-   report says so). Whole-GPU guarantees shrink with the pools (scaled down, never up, when
+   (and of each MIG profile) in the trace, rounded up (demand.py); the descent below runs from
+   the policy's guarantees too, and the cheaper answer wins (ties: demand's); the report says
+   which. Whole-GPU guarantees shrink with the pools (scaled down, never up, when
    the pools hold fewer GPUs than they add up to); MIG guarantees do not: the planner's exact
    layouts for them are the floor of a MIG pool;
 3. descent: every round proposes, for each pool still free to shrink, the current candidate
@@ -189,26 +189,33 @@ class Search:
         return Answer(baseline, best, results, list(self.order))
 
     def _descend_cut(self, cut, largest: list[Evaluation]) -> CutResult:
-        keep = largest[0]
+        """The cut's answer: from each largest candidate that meets the targets (demand guarantees
+        first, then the policy's), the descent; the cheaper answer wins (ties: demand's)."""
+        options = []
         if len(largest) > 1 and largest[1].meets:
-            top, reference = largest[1], self.space.demand[cut]
-            note = "guarantees from each team's mean offered load in the trace"
-        elif keep.meets:
-            top, reference = keep, self.space.teams
+            options.append((largest[1], self.space.demand[cut],
+                            "guarantees from each team's mean offered load in the trace"))
+        if largest[0].meets:
             note = "the policy's guarantees, scaled down with the pools"
             if len(largest) > 1:
-                note = ("guarantees from demand miss the targets at the largest candidate ("
-                        + "; ".join(largest[1].misses[:3]) + "): the policy's guarantees are kept, scaled down")
-        else:
+                note += (" (cheaper than guarantees from demand)" if largest[1].meets else
+                         " (guarantees from demand miss the targets at the largest candidate: "
+                         + "; ".join(largest[1].misses[:3]) + ")")
+            options.append((largest[0], self.space.teams, note))
+        if not options:
             return CutResult(cut, None, largest[-1])
-        current = top
-        while True:
-            current = self._descend(current, cut, reference)
-            neighbours = self._neighbours(current, cut, reference)
-            better = [n for n in neighbours if n.meets]
-            if not better:
-                return CutResult(cut, current, top, note, neighbours)
-            current = min(better, key=lambda e: (e.cost, e.candidate))
+        results = []
+        for top, reference, note in options:
+            current = top
+            while True:
+                current = self._descend(current, cut, reference)
+                neighbours = self._neighbours(current, cut, reference)
+                better = [n for n in neighbours if n.meets]
+                if not better:
+                    break
+                current = min(better, key=lambda e: (e.cost, e.candidate))
+            results.append(CutResult(cut, current, top, note, neighbours))
+        return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
 
     def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
         by_name = {p.name: p for p in self.space.pools}
@@ -254,5 +261,5 @@ def estimated_total(space: Space) -> int:
     movable = [p for p in space.pools if p.movable]
     rounds = sum(PROPOSALS * (math.ceil(math.log(max(2, p.maximum - p.minimum + 1), PROPOSALS + 1)) + 1)
                  for p in movable)
-    per_cut = 1 + (1 if space.guarantees == "demand" else 0) + rounds + len(movable)
+    per_cut = (2 if space.guarantees == "demand" else 1) * (1 + rounds + len(movable))
     return 1 + per_cut * len(space.cuts)
