@@ -99,3 +99,11 @@ def test_dask_cluster_gives_the_local_answer(lab: Path, tmp_path: Path) -> None:
     for process in (worker, scheduler):
         assert process.returncode is not None
         assert _session_members(process.pid) == []
+
+
+def test_no_scheduler_at_the_address_is_an_environment_failure(lab: Path, tmp_path: Path) -> None:
+    done = run_cli("capacity", str(lab), "--trace", str(lab_trace(tmp_path / "t.csv")), "--target", "p95-wait<=1h",
+                   "--address", "tcp://127.0.0.1:1")
+    assert done.returncode == 3
+    assert "cannot join the Dask scheduler at tcp://127.0.0.1:1" in done.stderr
+    assert "Traceback" not in done.stderr
