@@ -1,0 +1,79 @@
+"""`burst` is a team-wide ceiling (docs/concepts.md, Ceilings): a team guaranteed 48 GPUs with a
+burst of 24 on two pools runs at most 72, on the admission engine, whatever the pools have free.
+
+The positive control is the ClusterQueue the compiler emitted before: `burst` as the borrowing
+limit of every flavor, on which the same jobs run 96 GPUs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import yaml
+
+from kp_testing import run_cli
+from kp_testing.ceiling_policies import BURST, CEILING, GUARANTEED, ceiling_policy, gpu_job
+
+GPU = "nvidia.com/gpu"
+JOBS = 14  # 14 x 8 = 112 GPUs asked: more than both pools hold
+
+
+def _compile(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    done = run_cli("compile", str(ceiling_policy(tmp_path)), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out / "ceil"
+
+
+def _admitted_gpus(tmp_path: Path, tree: Path, queue: dict | None = None) -> tuple[dict[str, int], list[dict]]:
+    """Run `evaluate` on the tree (with `queue` in place of team t's ClusterQueue) and JOBS jobs of
+    8 GPUs: GPUs admitted per flavor, and the pending workloads."""
+    manifests = [p for p in sorted((tree / "kueue").rglob("*.yaml")) if not (queue and p.name == "t.yaml"
+                                                                              and p.parent.name == "clusterqueues")]
+    extra = tmp_path / "world.yaml"
+    documents = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t"}}]
+    documents += [gpu_job(f"job-{i:02d}", "t", 8, f"2026-11-30T10:{i:02d}:00Z") for i in range(JOBS)]
+    if queue is not None:
+        documents.append(queue)
+    extra.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    done = run_cli("evaluate", *map(str, manifests), str(extra), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    per_flavor: dict[str, int] = {}
+    for workload in result["workloads"]:
+        if workload["status"] == "admitted":
+            flavor = workload["assignment"]["main"][GPU]
+            per_flavor[flavor] = per_flavor.get(flavor, 0) + 8 * workload["count"]["main"]
+    return per_flavor, [w for w in result["workloads"] if w["status"] != "admitted"]
+
+
+def test_the_team_runs_at_most_guaranteed_plus_burst(tmp_path: Path) -> None:
+    tree = _compile(tmp_path)
+    per_flavor, pending = _admitted_gpus(tmp_path, tree)
+    assert sum(per_flavor.values()) == CEILING == 72
+    assert per_flavor == {"od": 72}
+    assert len(pending) == JOBS - CEILING // 8
+    # Kueue's own reason: the next job exceeds what the team may hold on every flavor.
+    assert all("insufficient quota for nvidia.com/gpu" in w["reason"] for w in pending), pending
+    # What report.json says the team can reach is what it reached.
+    report = json.loads((tree / "report.json").read_text())
+    team = report["teams"][0]
+    assert team["ceiling"] == {"guaranteed": GUARANTEED, "reachable": CEILING, "lendable": GUARANTEED}
+    assert [(f["flavor"], f["guaranteed"], f["burst"], f["reachable"]) for f in team["flavors"]] == [
+        ("od", 48, 24, 72), ("spot", 0, 0, 0)]
+
+
+def test_positive_control_burst_on_every_flavor_runs_96(tmp_path: Path) -> None:
+    """The emission before the fix: the same borrowing limit on each flavor (cpu and memory with
+    it). The engine then admits 48 + 24 on one pool and 24 on the other."""
+    tree = _compile(tmp_path)
+    queue = copy.deepcopy(yaml.safe_load((tree / "kueue" / "clusterqueues" / "t.yaml").read_text()))
+    per_gpu = {"cpu": 16, "memory": 128, GPU: 1}
+    for flavor in queue["spec"]["resourceGroups"][0]["flavors"]:
+        for resource in flavor["resources"]:
+            unit = "Gi" if resource["name"] == "memory" else ""
+            resource["borrowingLimit"] = f"{BURST * per_gpu[resource['name']]}{unit}"
+    per_flavor, _ = _admitted_gpus(tmp_path, tree, queue)
+    assert per_flavor == {"od": 72, "spot": 24}
+    assert sum(per_flavor.values()) == 96 > CEILING
