@@ -54,8 +54,11 @@ def test_the_team_runs_at_most_guaranteed_plus_burst(tmp_path: Path) -> None:
     assert sum(per_flavor.values()) == CEILING == 72
     assert per_flavor == {"od": 72}
     assert len(pending) == JOBS - CEILING // 8
-    # Kueue's own reason: the next job exceeds what the team may hold on every flavor.
-    assert all("insufficient quota for nvidia.com/gpu" in w["reason"] for w in pending), pending
+    # Kueue's own reason: on od the team holds all it may (72), spot is shut to it (0).
+    for workload in pending:
+        assert "insufficient unused quota for nvidia.com/gpu in flavor od, 8 more needed" in workload["reason"]
+        assert ("insufficient quota for nvidia.com/gpu in flavor spot, previously considered podsets requests (0) "
+                "+ current podset request (8) > maximum capacity (0)") in workload["reason"]
     # What report.json says the team can reach is what it reached.
     report = json.loads((tree / "report.json").read_text())
     team = report["teams"][0]
