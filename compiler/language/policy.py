@@ -394,11 +394,13 @@ class GpuBudget(Strict):
         0, description="Whole GPUs the team is guaranteed: nominalQuota of nvidia.com/gpu, placed on the pools it "
                        "accepts in preference order.")
     burst: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
-        None, description="GPUs the team may borrow beyond its guarantee: borrowingLimit on every flavor (and "
-                          "burst x resourcesPerGpu for cpu/memory); omitted = no limit. Needs a cohort.")
+        None, description="GPUs the team may use beyond its guarantee, in total over all its pools: it never holds "
+                          "more than guaranteed + burst. Split into the borrowingLimits of its whole-GPU flavors, "
+                          "where its guarantee sits first, then in its flavor order (each taking what it can lend "
+                          "the team); omitted = no limit. Needs a cohort.")
     lend: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
-        None, description="GPUs of the guarantee others may borrow while idle: lendingLimit, the un-lent part kept on "
-                          "the most preferred flavors; omitted = lends all idle quota. At most guaranteed; needs a "
+        None, description="GPUs of the guarantee others may borrow while idle, in total: lendingLimits summing to it, "
+                          "the un-lent part kept on the most preferred flavors; omitted = lends all idle quota. At most guaranteed; needs a "
                           "cohort.")
 
 

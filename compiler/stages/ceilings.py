@@ -4,9 +4,9 @@ what each team is guaranteed, can reach and lends, per pool and in total.
 Kueue limits borrowing per flavor only (a ClusterQueue's and a Cohort's `borrowingLimit` are
 both per flavor and resource): nothing bounds a queue's usage summed over flavors. So a
 `burst` written on every flavor lets a team on two pools reach `guaranteed + 2 x burst`. The
-compiler instead splits `burst` over the team's whole-GPU flavors, in the team's preference
-order, each flavor taking what it can lend the team (its quota in the cohort tree minus the
-team's own guarantee there) until the burst is spent. The limits then sum to at most `burst`,
+compiler instead splits `burst` over the team's whole-GPU flavors, those holding its guarantee
+first, then in the team's preference order, each flavor taking what it can lend the team (its
+quota in the cohort tree minus the team's own guarantee there) until the burst is spent. The limits then sum to at most `burst`,
 so `guaranteed + burst` is a hard ceiling of the team's whole GPUs, whatever the other teams do.
 The trade-off (docs/concepts.md, Ceilings): a flavor given no part of the burst stays shut to
 the team's borrowing while another has room.
@@ -28,16 +28,19 @@ if TYPE_CHECKING:  # build imports this module; the types are only for annotatio
 
 def burst_split(cluster: ResolvedCluster, placement: Placement, team: ResolvedTeam) -> dict[str, int] | None:
     """pool -> the GPUs of the team's `burst` its flavor may borrow; None: no limit (no burst
-    written, or no cohort to borrow from). Preference order; each pool takes at most what its
-    quota in the cohort tree (all GPUs, or the guarantees when overcommitted) leaves beyond the
-    team's own guarantee there, so no part of the burst is parked where it could never be used."""
+    written, or no cohort to borrow from). The pools holding the team's guarantee first, then
+    preference order; each takes at most what its quota in the cohort tree (all GPUs, or the
+    guarantees when overcommitted) leaves beyond the team's own guarantee there, so no part of
+    the burst is parked where it could never be used."""
     burst = team.spec.gpus.burst
     if burst is None or team.cohort is None:
         return None
     placed = placement.gpus.get(team.name, {})
     left = burst
     split: dict[str, int] = {}
-    for pool in team.gpu_pools:
+    # Flavors holding the guarantee first: Kueue gives a pod set one flavor, so a job of
+    # guaranteed + burst GPUs can only run where the guarantee and the burst sit together.
+    for pool in sorted(team.gpu_pools, key=lambda p: placed.get(p.name, 0) == 0):
         in_tree = max(pool.gpus, placement.guaranteed_on(pool.name))
         take = min(left, max(0, in_tree - placed.get(pool.name, 0)))
         split[pool.name] = take

@@ -80,3 +80,38 @@ def test_positive_control_burst_on_every_flavor_runs_96(tmp_path: Path) -> None:
     per_flavor, _ = _admitted_gpus(tmp_path, tree, queue)
     assert per_flavor == {"od": 72, "spot": 24}
     assert sum(per_flavor.values()) == 96 > CEILING
+
+
+def test_the_burst_sits_first_where_the_guarantee_is(tmp_path: Path) -> None:
+    """A team whose guarantee lands on its second pool (the first is full): its burst goes there
+    first, so a job of guaranteed + burst GPUs fits one flavor (Kueue gives a pod set one)."""
+    from kp_testing.policies import team, write_policy
+    folder = write_policy(tmp_path, {
+        "cluster.yaml": CLUSTER_TWO_POOLS,
+        "full.yaml": team("full", "cohort: lab\nnamespaces: [full]\ngpus: {guaranteed: 16}\ncapacity: on-demand-only",
+                          cluster="ceil"),
+        "t.yaml": team("t", "cohort: lab\nnamespaces: [t]\ngpus: {guaranteed: 8, burst: 8}\n"
+                       "workloads:\n  - {name: both, replicas: 2, gpus: 8}", cluster="ceil")})
+    out = tmp_path / "out"
+    done = run_cli("compile", str(folder), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    queue = yaml.safe_load((out / "ceil" / "kueue" / "clusterqueues" / "t.yaml").read_text())
+    limits = {f["name"]: next(r for r in f["resources"] if r["name"] == GPU)
+              for f in queue["spec"]["resourceGroups"][0]["flavors"]}
+    assert limits["spot"] == {"name": GPU, "nominalQuota": "8", "borrowingLimit": "8"}
+    assert limits["od"] == {"name": GPU, "nominalQuota": "0", "borrowingLimit": "0"}
+    verdicts = json.loads((out / "ceil" / "report.json").read_text())["workloads"]
+    assert [(w["name"], w["verdict"], w["flavor"]) for w in verdicts] == [("both", "borrowing", "spot")]
+
+
+CLUSTER_TWO_POOLS = """\
+apiVersion: kueue-policy/v1alpha1
+kind: Cluster
+metadata: {name: ceil}
+spec:
+  pools:
+    - {name: od, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: on-demand}
+    - {name: spot, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: spot}
+  cohorts:
+    - name: lab
+"""
