@@ -115,3 +115,18 @@ spec:
   cohorts:
     - name: lab
 """
+
+
+def test_simulate_never_runs_the_team_past_its_ceiling(tmp_path: Path) -> None:
+    """The issue's own setting, `simulate`: 14 jobs of 8 GPUs arrive at once; at no moment do the
+    team's running jobs hold more than guaranteed + burst (the pre-fix compile ran 96)."""
+    trace = tmp_path / "trace.yaml"
+    trace.write_text(yaml.safe_dump({"jobs": [{"team": "t", "name": f"j{i}", "at": 0, "duration": 3600, "gpus": 8}
+                                              for i in range(JOBS)]}))
+    done = run_cli("simulate", str(ceiling_policy(tmp_path)), "--trace", str(trace), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    jobs = json.loads(done.stdout)["jobs"]
+    moments = sorted({job["started"] for job in jobs})
+    peak = max(sum(8 for job in jobs if job["started"] <= now < job["finished"]) for now in moments)
+    assert peak == CEILING
+    assert all(job["finished"] is not None for job in jobs)   # the rest run once the first finish
