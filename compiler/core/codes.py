@@ -142,6 +142,13 @@ TOPOLOGY_DRA_CLAIMS = register("KP326", "topology with gpuAccess dra-claims",
     "the same code is a warning: TAS reads the GPUs a domain has from node allocatable, where a "
     "resource a DRA driver provides is not listed.")
 
+NODE_TOO_SMALL = register("KP340", "pool's nodes smaller than the default share of a full-node pod",
+    "A pool states its nodes' allocatable cpu and memory (allocatable, or a node export). The cpu and "
+    "memory that come with each GPU (resourcesPerGpu) times the GPUs of one node is more than a node "
+    "offers: a pod that asks for a whole node's GPUs with the default share of cpu or memory fits no "
+    "node and never starts, though Kueue admits it. Lower resourcesPerGpu, or give such workloads an "
+    "explicit cpu/memory.")
+
 # --- KP4xx plan -------------------------------------------------------------------------------
 OVER_CAPACITY = register("KP401", "guarantees exceed capacity",
     "The guarantees placed on the pools a team accepts add up to more GPUs than those pools have "
