@@ -211,6 +211,11 @@ LIVE_QUEUE_INACTIVE = register("KP531", "a ClusterQueue did not become Active on
     "the ClusterQueue's Active condition (a missing ResourceFlavor, an unknown AdmissionCheck, "
     "...).")
 
+LIVE_UNREADABLE = register("KP540", "the live cluster cannot be read",
+    "`drift` reads the cluster with kubectl (the kubeconfig and context given, or kubectl's own). "
+    "kubectl is missing, the API server did not answer, or it refused the credentials; the message "
+    "gives kubectl's own words. Give the objects as exports with --live to compare offline.")
+
 # --- KP6xx admissibility ----------------------------------------------------------------------
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
