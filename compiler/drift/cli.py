@@ -58,8 +58,8 @@ def drift(policy: Path, cluster: str | None, exports: tuple[Path, ...], kubeconf
     if exports:
         live = from_exports(list(exports))
     else:
-        kinds = sorted({(k.group, k.kind) for k in (key_of(d.obj) for d in desired) if k is not None})
-        live = from_cluster(Kubectl(kubeconfig, context), kinds)
+        keys = sorted(k for k in (key_of(d.obj) for d in desired) if k is not None)
+        live = from_cluster(Kubectl(kubeconfig, context), keys)
     pools = {pool["name"]: pool for pool in artifacts.report.get("pools", [])}
     report = detect(artifacts.name, desired, artifacts.kueue_configuration, pools, live)
     _print(report, output_format)

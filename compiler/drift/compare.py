@@ -40,6 +40,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "LocalQueue": {"spec.stopPolicy": "None"},
     "Namespace": {"spec": {"finalizers": ["kubernetes"]}, "spec.finalizers": ["kubernetes"]},
     "ResourceClaimTemplate": {
+        "spec.metadata": {},
         "spec.spec.devices.requests.*.exactly.allocationMode": "ExactCount",
         "spec.spec.devices.requests.*.exactly.count": 1,
     },

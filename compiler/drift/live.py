@@ -110,7 +110,7 @@ class Kubectl:
             if "doesn't have a resource type" in error or "the server could not find the requested resource" in error:
                 return [], error
             if "NotFound" in error or "not found" in error:
-                return [], error
+                return [], error       # one object asked for by name, and it is not there
             raise EnvironmentFailure(f"kubectl get {resource} failed: {error}", codes.LIVE_UNREADABLE)
         data = json.loads(done.stdout or "{}")
         return list(data.get("items") or ([data] if data.get("kind") not in (None, "List") else [])), None
@@ -120,29 +120,46 @@ def _resource(key_kind: str, group: str) -> str:
     return key_kind.lower() + (f".{group}" if group else "")
 
 
-def from_cluster(kubectl: Kubectl, kinds: list[tuple[str, str]]) -> LiveCluster:
-    """Every object of the given (group, kind)s, the Nodes, and Kueue's manager ConfigMap."""
+# Kinds a cluster holds many of that are not ours (every namespace has ConfigMaps): read one by
+# one, by the names the compile gives, instead of listing them all.
+READ_BY_NAME = {("", "ConfigMap")}
+
+
+def _not_found(why: str) -> bool:
+    return "NotFound" in why or "not found" in why
+
+
+def from_cluster(kubectl: Kubectl, keys: list[ObjectKey]) -> LiveCluster:
+    """Every object of the compiled objects' kinds, the Nodes, and Kueue's manager ConfigMap."""
     objects: dict[ObjectKey, dict] = {}
     unread: set[str] = set()
     read: set[str] = set()
-    wanted = sorted(set(kinds) | {("", "Node")})
-    for group, kind in wanted:
-        items, why = kubectl.get(_resource(kind, group), "--all-namespaces")
-        if why is not None:
-            unread.add(kind)
-            continue
-        read.add(kind)
+
+    def keep(items: list[dict], kind: str) -> None:
         for item in items:
             item.setdefault("kind", kind)
             key = key_of(item)
             if key is not None:
                 objects[key] = item
-    items, why = kubectl.get("configmap", KUEUE_CONFIGMAP, "--namespace", KUEUE_NAMESPACE)
-    if why is None:
-        read.add("ConfigMap")
-        for item in items:
-            key = key_of(item)
-            if key is not None:
-                objects[key] = item
+
+    listed = sorted({(k.group, k.kind) for k in keys if (k.group, k.kind) not in READ_BY_NAME} | {("", "Node")})
+    for group, kind in listed:
+        items, why = kubectl.get(_resource(kind, group), "--all-namespaces")
+        if why is not None:
+            unread.add(kind)
+            continue
+        read.add(kind)
+        keep(items, kind)
+    named = sorted({k for k in keys if (k.group, k.kind) in READ_BY_NAME}
+                   | {ObjectKey("", "ConfigMap", KUEUE_NAMESPACE, KUEUE_CONFIGMAP)})
+    for key in named:
+        extra = ("--namespace", key.namespace) if key.namespace else ()
+        items, why = kubectl.get(_resource(key.kind, key.group), key.name, *extra)
+        if why is not None and not _not_found(why):
+            unread.add(key.kind)
+            continue
+        read.add(key.kind)
+        keep(items, key.kind)
+    unread -= read
     where = f"kubectl{' --context ' + kubectl.context if kubectl.context else ''}"
     return LiveCluster(objects, where, unread, read)
