@@ -267,6 +267,12 @@ DRA_MAPPING_LIMIT = register("KP714", "deviceClassMappings break Kueue's limits"
     "Kueue's Configuration accepts at most 16 deviceClassMappings, 1 to 8 DeviceClasses each, and "
     "a DeviceClass in one mapping only.")
 
+POOL_DEVICES_SHORT = register("KP715", "the inventory holds fewer devices than the pools declare",
+    "`devices check --out` compares the ResourceSlices with what the compiled pools declare: the "
+    "GPUs (and nodes) of every whole-GPU pool of a model, and the MIG instances of every MIG pool, "
+    "against the devices the model's DeviceClass matches. Fewer means Kueue hands out quota for "
+    "GPUs that do not exist: admitted jobs whose pods pend. Fix the pool's nodes (or the nodes).")
+
 # --- KP8xx delivery: git, forges, diff ---------------------------------------------------------
 NOT_A_GIT_REPO = register("KP801", "not inside a git repository",
     "diff and pr read the policy from git. Run them inside a clone of your policy repository.")
