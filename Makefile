@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,speedups]'
+	$(BIN)/python -m pip install --quiet -e '.[test,speedups,distributed]'
 	touch $(STAMP)
 
 # actionlint (lints .github/ in the tests) is a Go program; no PyPI wheel ships its binary, so it

@@ -20,6 +20,7 @@ COMMANDS = {
     "plan-mig": ("compiler.mig.cli", "plan_mig"),
     "devices": ("compiler.dra.cli", "devices"),
     "simulate": ("compiler.simulate.cli", "simulate"),
+    "capacity": ("compiler.capacity.cli", "capacity"),
     "trace": ("compiler.simulate.cli", "trace"),
     "diff": ("compiler.deliver.cli", "diff"),
     "pr": ("compiler.deliver.cli", "pr"),

@@ -337,3 +337,15 @@ TRACE_UNKNOWN_TEAM = register("KP911", "trace job of a team the policy does not 
 TRACE_NO_RUN_TIME = register("KP912", "trace job without a run time",
     "A Workload in a Kueue export was never admitted (or has no admission time), so how long it "
     "runs is unknown. It is reported and left out of the simulation.")
+
+# --- KP92x capacity planning -------------------------------------------------------------------
+CAPACITY_TARGET_BAD = register("KP920", "capacity target or bound cannot be read",
+    "A `--target`, `--nodes`, `--fixed` or `--mig` value, or an entry of a `--targets` file, is not "
+    "of its form: a target is `[TEAM:]pXX-wait<=DURATION`, `[TEAM:]within-DURATION>=PERCENT` or "
+    "`[TEAM:]preemptions<=N`; a bound is `POOL=MIN..MAX`. The message names the flag or the file and "
+    "line.")
+CAPACITY_UNKNOWN_NAME = register("KP921", "capacity target or bound names nothing of the policy",
+    "A target names a team, or a bound a pool, that the policy does not have.")
+CAPACITY_INFEASIBLE = register("KP922", "no candidate within the bounds meets the targets",
+    "Even the largest candidate the bounds allow (every pool at its maximum) misses a target on the "
+    "trace. `capacity` prints the misses and exits 1; raise the maximums or relax the targets.")

@@ -197,6 +197,10 @@ class Pool(Strict):
         "none", description="none: whole GPUs (nvidia.com/gpu). planned: the compiler chooses the fewest MIG layouts "
                             "that hold the teams' MIG guarantees and emits the mig-manager config. {layout: {...}}: a "
                             "fixed per-GPU layout.")
+    cost: Annotated[StrictFloat | StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
+        None, description="Price of one GPU hour on this pool (any currency, the same for every pool), e.g. 2.5 "
+                          "on-demand, 0.9 spot, 1.6 reserved: `kueue-policy capacity` minimizes the sum over pools "
+                          "of nodes x gpusPerNode x cost. Omitted = 1 (every GPU costs the same).")
     allocatable: NodeAllocatable | None = Field(
         None, description="What one node offers pods (Node.status.allocatable cpu and memory), or a node export to "
                           "read it from: a declared workload whose pod fits no node of the pool is never admitted "

@@ -65,8 +65,14 @@ def simulate_both(before: PolicySource, after: PolicySource, trace_path: Path,
 def _simulate(source: PolicySource, trace_path: Path, cluster: str | None) -> SimulationReport:
     artifacts = compiled_cluster(source, cluster)
     trace, notes = load_trace(trace_path, artifacts)
+    return simulate_compiled(artifacts, trace, notes, str(trace_path))
+
+
+def simulate_compiled(artifacts: ClusterArtifacts, trace: Trace, notes: TraceNotes, trace_label: str) -> SimulationReport:
+    """One run of an already read trace through an already compiled cluster: `capacity` reads
+    the trace once and runs it through many candidate policies, with the very code of `simulate`."""
     objects = [o.obj for o in artifacts.objects]
-    simulation = Simulation(artifacts.cluster, objects, trace, str(trace_path), artifacts.kueue_configuration)
+    simulation = Simulation(artifacts.cluster, objects, trace, trace_label, artifacts.kueue_configuration)
     run = simulation.run()
     weights = {team.name: float(team.weight) for team in artifacts.cluster.teams}
     summary = metrics.summarize(run, load_manifests(simulation.base), weights)

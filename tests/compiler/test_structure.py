@@ -42,6 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "stages": {"core", "language", "mig", "dra", "verify", "evaluator", "runtime", "cli"},
     "simulate": {"core", "language", "mig", "evaluator", "runtime", "stages", "cli"},
     "deliver": {"core", "language", "stages", "simulate", "cli"},
+    "capacity": {"core", "language", "mig", "runtime", "stages", "simulate", "cli"},
     "sandbox": {"core", "evaluator", "stages", "cli"},
     "drift": {"core", "evaluator", "stages", "cli"},
     "speedups": set(),

@@ -1,0 +1,186 @@
+"""`kueue-policy capacity`: the cheapest change to the policy that meets every target on a trace."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import click
+
+from compiler.capacity import targets as targets_module
+from compiler.capacity.candidate import apply, read_policy_files
+from compiler.capacity.demand import TeamPools, offered_load
+from compiler.capacity.evaluate import Evaluation, Problem
+from compiler.capacity.search import PoolSpace, Search, Space, TeamBase, estimated_total, space_from
+from compiler.cli.common import console as terminal_console, emit_json, format_option, handles_errors
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, PolicyError, SourcePosition
+from compiler.runtime.parallel import WORKERS_ENV, available_cpus
+
+
+def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace]) -> list[tuple[tuple[str, str], ...]]:
+    """The ways of cutting the pools to compare (`--mig POOL=none|planned|both`)."""
+    options = []
+    for text in choices:
+        pool, _, mode = text.partition("=")
+        if pool not in pools or mode not in ("none", "planned", "both"):
+            raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, f"--mig '{text}': write POOL=none, POOL=planned or "
+                                         f"POOL=both with a pool of the policy ({', '.join(pools)})",
+                                         SourcePosition("--mig"))])
+        options.append([(pool, m) for m in (("none", "planned") if mode == "both" else (mode,))])
+    return [tuple(sorted(combination)) for combination in itertools.product(*options)] if options else [()]
+
+
+@contextlib.contextmanager
+def _progress(total: int, quiet: bool) -> Iterator:
+    """Candidates done, the best so far and the time left, on stderr (a terminal only)."""
+    if quiet or not sys.stderr.isatty():
+        yield lambda evaluation, best: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("capacity"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                   TimeRemainingColumn(), console=terminal_console(stderr=True), transient=True)
+    task = bar.add_task("", total=total)
+    state = {"done": 0, "total": total}
+
+    def advance(evaluation: Evaluation, best: Evaluation | None) -> None:
+        state["done"] += 1
+        state["total"] = max(state["total"], state["done"] + 1)
+        text = f"best {best.cost:,.2f}/h: {best.candidate.label()}" if best is not None else "no candidate meets yet"
+        bar.update(task, completed=state["done"], total=state["total"], description=text)
+
+    with bar:
+        yield advance
+
+
+def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Space:
+    pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig, p.spec.gpu)
+             for p in artifacts.cluster.pools]
+    bounded = space_from(pools, requirements.bounds)
+    teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)))
+             for t in artifacts.cluster.teams]
+    overcommit = artifacts.cluster.pools[0].overcommit if artifacts.cluster.pools else 1.0
+    space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}), guarantees)
+    accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
+    for cut in space.cuts:
+        load = offered_load(trace, accepts, space.mig_models(cut))
+        space.demand[cut] = [TeamBase(team, gpus, tuple(mig.items())) for team, (gpus, mig) in sorted(load.items())]
+    return space
+
+
+def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes]) -> list[str]:
+    written = []
+    for name, content in changed.items():
+        if files.get(name) == content:
+            continue
+        target = policy_dir / name if policy_dir.is_dir() else policy_dir
+        temporary = target.with_name(f".{target.name}.capacity")
+        try:
+            temporary.write_bytes(content)
+            os.replace(temporary, target)
+        except OSError as error:
+            raise EnvironmentFailure(f"cannot write {target}: {error.strerror or error}") from None
+        written.append(str(target))
+    return written
+
+
+def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requirements, mig_choices: tuple[str, ...],
+             guarantees: str) -> tuple[Problem, Space, dict[str, bytes]]:
+    """The policy compiled once (its mistakes reported as `compile` would), the trace read once,
+    and the space to search."""
+    from compiler.simulate.runner import compiled_cluster, load_trace
+    from compiler.stages.pipeline import PolicySource
+
+    if not policy_dir.exists():
+        raise PolicyError([Diagnostic(codes.UNREADABLE, f"policy folder '{policy_dir}' does not exist",
+                                      SourcePosition(str(policy_dir)))])
+    files = read_policy_files(policy_dir)
+    label = policy_dir.resolve().name if policy_dir.is_dir() else ""
+    artifacts = compiled_cluster(PolicySource.from_files(files, label), cluster)
+    targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
+                               {p.name for p in artifacts.cluster.pools})
+    trace, notes = load_trace(trace_path, artifacts)
+    space = _space(artifacts, requirements, mig_choices, guarantees, trace)
+    costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
+    problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
+                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools})
+    return problem, space, files
+
+
+@click.command()
+@click.argument("policy_dir", default="policies", type=click.Path(path_type=Path))
+@click.option("--trace", "trace_path", required=True, type=click.Path(path_type=Path),
+              help="The jobs, in any form `simulate` reads (YAML jobs, CSV, a Kueue export).")
+@click.option("--target", "target_texts", multiple=True, metavar="TARGET",
+              help="[TEAM:]pXX-wait<=DURATION, [TEAM:]within-DURATION>=PERCENT or [TEAM:]preemptions<=N; "
+                   "without TEAM: every team. Repeat for more.")
+@click.option("--targets", "targets_file", type=click.Path(path_type=Path), default=None,
+              help="A YAML file: `targets: [...]` (the same texts) and `bounds: {POOL: MIN..MAX | N | fixed}`.")
+@click.option("--nodes", "node_bounds", multiple=True, metavar="POOL=MIN..MAX",
+              help="Nodes a pool may have (default 1 to twice today's).")
+@click.option("--fixed", "fixed_pools", multiple=True, metavar="POOL", help="A pool that may not change.")
+@click.option("--mig", "mig_choices", multiple=True, metavar="POOL=none|planned|both",
+              help="Cut a pool with MIG (planned), not (none), or compare both; default: as the policy says.")
+@click.option("--guarantees", type=click.Choice(["demand", "keep"]), default="demand", show_default=True,
+              help="demand: guarantees from each team's mean use; keep: the policy's (scaled down with the pools).")
+@click.option("--cluster", default=None, help="The cluster (default: the only one).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, envvar=WORKERS_ENV, show_envvar=True,
+              help="Candidates simulated side by side (default: the CPUs this process may use).")
+@click.option("--address", default=None, metavar="ADDR",
+              help="Run the candidates on the Dask cluster whose scheduler listens at ADDR (tcp://host:port).")
+@click.option("--write", "write_files", is_flag=True, help="Write the answer into the policy files (round-trip).")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
+              help="Write a page with the frontier of cost against waits (one point per candidate).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@format_option("table", "json")
+@handles_errors
+def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], targets_file: Path | None,
+             node_bounds: tuple[str, ...], fixed_pools: tuple[str, ...], mig_choices: tuple[str, ...],
+             guarantees: str, cluster: str | None, workers: int | None, address: str | None, write_files: bool,
+             html_path: Path | None, quiet: bool, output_format: str) -> None:
+    """The cheapest nodes per pool, MIG cuts and guarantees that meet every target on a trace."""
+    from compiler.capacity.report import document, print_tables
+    from compiler.capacity.workers import executor_for
+
+    requirements = targets_module.from_flags(target_texts, node_bounds, fixed_pools)
+    if targets_file is not None:
+        targets_module.from_file(targets_file, requirements)
+    if not requirements.targets:
+        raise click.UsageError("give at least one target (--target or a --targets file)")
+    problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees)
+    costs = problem.costs
+    executor = executor_for(problem, workers or available_cpus(), address)
+    try:
+        with _progress(estimated_total(space), quiet) as advance:
+            answer = Search(space, executor, advance).run()
+    finally:
+        executor.close()
+    data = document(answer, space, costs, problem.cluster, str(trace_path), [t.text for t in requirements.targets],
+                    executor.workers)
+    if html_path is not None:
+        from compiler.capacity.html import write_page
+
+        write_page(html_path, data)
+    if data["answer"] is None:
+        largest = answer.cuts[0].largest if answer.cuts else answer.baseline
+        problems = [Diagnostic(codes.CAPACITY_INFEASIBLE, "no candidate within the bounds meets the targets; the "
+                               f"largest ({largest.candidate.label()}) misses: {miss}", SourcePosition(str(trace_path)))
+                    for miss in (largest.misses[:10] or ["(no figure)"])]
+        if output_format == "json":
+            emit_json({"ok": False, **data})
+        raise InputError(problems)
+    if write_files:
+        best = answer.best.answer
+        written = _write(policy_dir, files, apply(files, best.candidate))
+        data["written"] = written
+    if output_format == "json":
+        emit_json(data)
+        return
+    print_tables(data, terminal_console())
+    for path in data.get("written", []):
+        click.echo(f"wrote {path}")

@@ -1,0 +1,64 @@
+"""The guarantees a trace's demand justifies: each team's mean offered load, rounded up.
+
+Offered load, not what a run served: the sum over a team's jobs of (replicas x GPUs or MIG
+instances x run time) over the trace's span. It needs no simulation and does not depend on the
+candidate that would have served it, so the same demand gives the same guarantees in every
+candidate; the search then scales whole-GPU guarantees down with the pools (search.py).
+
+A job asking for GPU memory or a MIG instance counts as one instance of the smallest profile
+that holds it on the first MIG pool its team accepts in that cut (the rule `simulate` applies),
+or as one whole GPU when the team has no MIG pool in that cut.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from compiler.simulate.trace import Trace
+
+EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class TeamPools:
+    """What a team accepts: GPU models in order (None: every pool)."""
+
+    team: str
+    models: tuple[str, ...] | None
+
+
+def offered_load(trace: Trace, teams: list[TeamPools], mig_models: list[str]) -> dict[str, tuple[int, dict[str, int]]]:
+    """team -> (whole GPUs, {MIG profile: instances}) its jobs keep busy on average, rounded up.
+    `mig_models`: the GPU models of the pools cut with MIG, in the cluster's pool order."""
+    from compiler.core.quantity import parse_quantity
+    from compiler.mig.catalogue import load_catalogue
+
+    catalogue = load_catalogue()
+    start = min((job.at for job in trace.jobs), default=0)
+    end = max((job.at + job.duration for job in trace.jobs), default=1)
+    span = max(end - start, 1)
+    accepted = {t.team: [m for m in mig_models if t.models is None or m in t.models] for t in teams}
+    whole: dict[str, float] = defaultdict(float)
+    mig: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for job in trace.jobs:
+        models = accepted.get(job.team, [])
+        wants_mig = job.mig is not None or job.gpuMemory is not None
+        if wants_mig and models:
+            profile = job.mig
+            if job.gpuMemory is not None:
+                gib = float(parse_quantity(job.gpuMemory)) / 2**30
+                found = next((p for p in (catalogue.smallest_profile_for_memory(m, gib) for m in models) if p), None)
+                profile = found.name if found is not None else None
+            if profile is not None:
+                mig[job.team][profile] += job.replicas * job.duration
+                continue
+        gpus = 1 if wants_mig else (job.gpus or 0)
+        whole[job.team] += job.replicas * gpus * job.duration
+    result = {}
+    for team in teams:
+        result[team.team] = (math.ceil(whole.get(team.team, 0.0) / span - EPSILON),
+                             {p: math.ceil(v / span - EPSILON) for p, v in sorted(mig.get(team.team, {}).items())
+                              if v > 0})
+    return result

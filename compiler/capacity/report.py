@@ -1,0 +1,137 @@
+"""The answer of `capacity` as data (the JSON document) and as tables.
+
+The JSON document is the one source: the tables and the HTML page are drawn from it. Every
+figure in it is a field of one candidate's simulation (compiler/capacity/evaluate.py).
+"""
+
+from __future__ import annotations
+
+from compiler.capacity.evaluate import Evaluation
+from compiler.core.resources import MIG_PREFIX
+from compiler.capacity.search import Answer, Space
+from compiler.simulate.compare import human_duration
+
+
+def _pool_rows(space: Space, evaluation: Evaluation, baseline: Evaluation, costs: dict[str, float],
+               cut: dict[str, str]) -> list[dict]:
+    used, instances = {}, {}
+    for row in evaluation.pools:
+        entry = used.setdefault(row["pool"], {"usedHours": 0.0, "idleHours": 0.0})
+        if row["resource"] == "nvidia.com/gpu":
+            entry["usedHours"] += row["usedHours"]
+            entry["idleHours"] += row["idleHours"]
+        elif row["resource"].startswith(MIG_PREFIX):   # a MIG pool: instance-hours per profile
+            instances.setdefault(row["pool"], {})[row["resource"].removeprefix(MIG_PREFIX)] = {
+                "usedHours": row["usedHours"], "idleHours": row["idleHours"]}
+    rows = []
+    nodes, before = dict(evaluation.candidate.nodes), dict(baseline.candidate.nodes)
+    for pool in space.pools:
+        mig = cut.get(pool.name, "planned" if pool.is_mig else "none")
+        figures = used.get(pool.name, {"usedHours": 0.0, "idleHours": 0.0})
+        rows.append({"pool": pool.name, "nodesBefore": before[pool.name], "nodes": nodes[pool.name],
+                     "gpusPerNode": pool.gpus_per_node, "gpus": evaluation.gpus[pool.name],
+                     "costPerGpuHour": costs[pool.name],
+                     "costPerHour": round(evaluation.gpus[pool.name] * costs[pool.name], 6),
+                     "mig": mig, "migLayouts": evaluation.mig_layouts.get(pool.name, []),
+                     "usedGpuHours": round(figures["usedHours"], 3), "idleGpuHours": round(figures["idleHours"], 3),
+                     "migInstanceHours": instances.get(pool.name, {}),
+                     "fixed": not pool.movable})
+    return rows
+
+
+def _team_rows(evaluation: Evaluation, baseline: Evaluation) -> list[dict]:
+    before = {t["team"]: t for t in baseline.teams}
+    rows = []
+    for team in evaluation.teams:
+        old = before.get(team["team"], {})
+        quota, old_quota = evaluation.quotas.get(team["team"], {}), baseline.quotas.get(team["team"], {})
+        rows.append({"team": team["team"], "jobs": team["jobs"],
+                     "guaranteedBefore": old_quota.get("guaranteed"), "guaranteed": quota.get("guaranteed"),
+                     "burst": quota.get("burst"), "lend": quota.get("lend"),
+                     "migBefore": old_quota.get("mig", {}), "mig": quota.get("mig", {}),
+                     "waitBefore": old.get("wait"), "wait": team["wait"],
+                     "neverStartedBefore": old.get("neverStarted"), "neverStarted": team["neverStarted"],
+                     "gpuHours": team["gpuHours"], "migInstanceHours": team["migInstanceHours"],
+                     "preemptionsSuffered": team["preemptionsSuffered"]})
+    return rows
+
+
+def _point(evaluation: Evaluation) -> dict:
+    return {"candidate": evaluation.candidate.label(), "cost": evaluation.cost, "meets": evaluation.meets,
+            "worstP95Wait": evaluation.worst_wait, "misses": evaluation.misses, "measured": evaluation.measured}
+
+
+def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str, trace: str, targets: list[str],
+             workers: int) -> dict:
+    best = answer.best
+    hours = answer.baseline.run.get("makespan", 0) / 3600.0 if answer.baseline.run else 0.0
+    result = {
+        "cluster": cluster, "trace": trace, "targets": targets, "workers": workers,
+        "evaluated": len(answer.evaluations),
+        "baseline": {"candidate": answer.baseline.candidate.label(), "costPerHour": answer.baseline.cost,
+                     "meets": answer.baseline.meets, "misses": answer.baseline.misses},
+        "cuts": [{"mig": dict(r.cut), "costPerHour": r.answer.cost if r.answer else None,
+                  "largestMeets": r.largest.meets, "largestMisses": r.largest.misses} for r in answer.cuts],
+        "answer": None, "proof": [],
+        "candidates": [_point(e) for e in answer.evaluations],
+    }
+    if best is None or best.answer is None:
+        return result
+    chosen = best.answer
+    result["answer"] = {
+        "candidate": chosen.candidate.label(), "costPerHour": chosen.cost,
+        "costOverTrace": round(chosen.cost * hours, 3), "costOverTraceBefore": round(answer.baseline.cost * hours, 3),
+        "guarantees": best.guarantees_note,
+        "pools": _pool_rows(space, chosen, answer.baseline, costs, dict(best.cut)),
+        "teams": _team_rows(chosen, answer.baseline), "run": chosen.run, "measured": chosen.measured,
+    }
+    result["proof"] = [{"candidate": n.candidate.label(), "costPerHour": n.cost, "meets": n.meets,
+                        "misses": n.misses} for n in best.neighbours]
+    return result
+
+
+def _wait_text(wait: dict | None) -> str:
+    if not wait:
+        return "-"
+    return f"{human_duration(wait['p50'])} / {human_duration(wait['p95'])} / {human_duration(wait['max'])}"
+
+
+def print_tables(data: dict, console) -> None:
+    from rich.table import Table
+
+    answer = data["answer"]
+    baseline = data["baseline"]
+    console.print(f"{data['cluster']}: {data['evaluated']} candidates simulated on {data['workers']} worker(s); "
+                  f"the policy as it is costs {baseline['costPerHour']:,.2f}/h and "
+                  + ("meets every target" if baseline["meets"] else
+                     f"misses {len(baseline['misses'])} target(s): " + "; ".join(baseline["misses"][:3])))
+    if answer is None:
+        return
+    console.print(f"cheapest candidate meeting every target: {answer['candidate']}: {answer['costPerHour']:,.2f}/h "
+                  f"({answer['costOverTrace']:,.2f} over the trace, before {answer['costOverTraceBefore']:,.2f})")
+    console.print(f"guarantees: {answer['guarantees']}")
+    pools = Table(title="per pool", title_justify="left")
+    for column in ("pool", "nodes", "GPUs", "cost/GPU-h", "cost/h", "MIG", "used GPU-h", "idle GPU-h"):
+        pools.add_column(column)
+    for p in answer["pools"]:
+        layouts = ", ".join(f"{l['count']}x{{" + ", ".join(f"{k}: {v}" for k, v in l["profiles"].items()) + "}"
+                            for l in p["migLayouts"]) or p["mig"]
+        pools.add_row(p["pool"], f"{p['nodesBefore']} -> {p['nodes']}" + (" (fixed)" if p["fixed"] else ""),
+                      str(p["gpus"]), f"{p['costPerGpuHour']:g}", f"{p['costPerHour']:,.2f}", layouts,
+                      f"{p['usedGpuHours']:,.1f}", f"{p['idleGpuHours']:,.1f}")
+    console.print(pools)
+    teams = Table(title="per team (wait p50 / p95 / max)", title_justify="left")
+    for column in ("team", "jobs", "guaranteed", "MIG guaranteed", "wait before", "wait after", "never started",
+                   "GPU-hours"):
+        teams.add_column(column)
+    for t in answer["teams"]:
+        mig = ", ".join(f"{k}: {v}" for k, v in t["mig"].items()) or "-"
+        teams.add_row(t["team"], str(t["jobs"]), f"{t['guaranteedBefore']} -> {t['guaranteed']}", mig,
+                      _wait_text(t["waitBefore"]), _wait_text(t["wait"]),
+                      f"{t['neverStartedBefore']} -> {t['neverStarted']}", f"{t['gpuHours']:,.1f}")
+    console.print(teams)
+    console.print("why not smaller: each candidate one node smaller in one pool, simulated:")
+    for item in data["proof"]:
+        console.print(f"  {item['candidate']}: {item['costPerHour']:,.2f}/h fails: " + "; ".join(item["misses"][:3]))
+    if not data["proof"]:
+        console.print("  (every pool is at its minimum or fixed)")

@@ -1,0 +1,265 @@
+"""The search: the cheapest candidate that meets every target, and what proves it.
+
+For each way of cutting the pools (the MIG choices asked for, else the policy's own):
+
+1. the largest candidate the bounds allow (every pool at its maximum) must meet the targets;
+   otherwise that cut has no answer;
+2. guarantees: with `demand`, each team's guarantee is its mean offered load of whole GPUs
+   (and of each MIG profile) in the trace, rounded up (demand.py); the descent below runs from
+   the policy's guarantees too, and the cheaper answer wins (ties: demand's); the report says
+   which. Whole-GPU guarantees shrink with the pools (scaled down, never up, when
+   the pools hold fewer GPUs than they add up to); MIG guarantees do not: the planner's exact
+   layouts for them are the floor of a MIG pool;
+3. descent: every round proposes, for each pool still free to shrink, the current candidate
+   with 1, 2 and 3 x `step` nodes fewer (a 4-ary search; `step` starts at a third of the
+   pool's range); the cheapest proposal that meets the targets is taken (ties: the
+   candidate's order); a pool with a failing proposal has its step divided by four, and once
+   every proposal of a pool at step 1 fails it stops;
+4. proof: every candidate one node smaller than the answer in one pool is simulated; if one
+   meets the targets the descent goes on from it, so the answer is one no single node less
+   can give (each failure is shown with its misses).
+
+Every step decides on whole batches of simulations, compared by (cost, candidate), so the answer
+is the same whatever the worker count and whatever order the simulations finish in.
+What is not proved: an answer that moves nodes from one pool to another at once. The report says
+which candidates it compared and how many.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from compiler.capacity.candidate import Candidate, TeamQuota
+from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.targets import Bound
+from compiler.capacity.workers import Executor
+
+# Candidates a round proposes per pool: `step`, 2 x `step` and 3 x `step` nodes fewer (a 4-ary
+# search). A constant, not the worker count: the candidates simulated, so the answer, must not
+# depend on where they run; three per pool and round keep two or more workers busy even when
+# only one pool can change.
+PROPOSALS = 3
+
+
+@dataclass(frozen=True)
+class PoolSpace:
+    name: str
+    current: int
+    minimum: int
+    maximum: int
+    gpus_per_node: int
+    is_mig: bool
+    gpu: str = ""
+
+    @property
+    def movable(self) -> bool:
+        return self.minimum < self.maximum
+
+
+@dataclass(frozen=True)
+class TeamBase:
+    """A team's guarantee as the policy declares it (the reference that `keep` scales)."""
+
+    team: str
+    guaranteed: int
+    mig: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class Space:
+    pools: list[PoolSpace]
+    teams: list[TeamBase]
+    overcommit: float
+    cuts: list[tuple[tuple[str, str], ...]]   # MIG choices to compare: () = the policy's own
+    guarantees: str = "keep"                  # "keep" | "demand"
+    demand: dict = field(default_factory=dict)  # cut -> [TeamBase] from the trace's offered load
+
+    def mig_models(self, cut) -> list[str]:
+        chosen = dict(cut)
+        return [p.gpu for p in self.pools if chosen.get(p.name, "planned" if p.is_mig else "none") != "none"]
+
+    def whole_gpus(self, candidate: Candidate) -> int:
+        cut = dict(candidate.mig)
+        return sum(n * p.gpus_per_node for p, (_, n) in zip(self.pools, candidate.nodes)
+                   if cut.get(p.name, "planned" if p.is_mig else "none") == "none")
+
+    def any_mig(self, cut: tuple[tuple[str, str], ...]) -> bool:
+        chosen = dict(cut)
+        return any(chosen.get(p.name, "planned" if p.is_mig else "none") != "none" for p in self.pools)
+
+
+def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpace]:
+    """The pools with their bounds: a fixed pool keeps its nodes; by default 1 to twice today's."""
+    result = []
+    for pool in pools:
+        bound = bounds.get(pool.name)
+        if bound is not None and bound.fixed:
+            low = high = pool.current
+        else:
+            low = bound.minimum if bound is not None and bound.minimum is not None else 1
+            high = bound.maximum if bound is not None and bound.maximum is not None else max(2 * pool.current, 1)
+        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig, pool.gpu))
+    return result
+
+
+@dataclass
+class CutResult:
+    cut: tuple[tuple[str, str], ...]
+    answer: Evaluation | None
+    largest: Evaluation
+    guarantees_note: str = ""
+    neighbours: list[Evaluation] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    baseline: Evaluation
+    best: CutResult | None
+    cuts: list[CutResult]
+    evaluations: list[Evaluation]   # every candidate simulated, in the order the search asked for them
+
+
+class Search:
+    def __init__(self, space: Space, executor: Executor, on_done: Callable[[Evaluation, Evaluation | None], None]):
+        self.space = space
+        self.executor = executor
+        self.on_done = on_done
+        self.cache: dict[Candidate, Evaluation] = {}
+        self.order: list[Evaluation] = []
+        self.best: Evaluation | None = None
+
+    # -- evaluations ---------------------------------------------------------------------------------
+    def _done(self, evaluation: Evaluation) -> None:
+        if evaluation.meets and (self.best is None or evaluation.cost < self.best.cost):
+            self.best = evaluation
+        self.on_done(evaluation, self.best)
+
+    def batch(self, candidates: list[Candidate]) -> list[Evaluation]:
+        wanted = [c for c in dict.fromkeys(candidates) if c not in self.cache]
+        for evaluation in self.executor.evaluate(wanted, self._done) if wanted else []:
+            self.cache[evaluation.candidate] = evaluation
+            self.order.append(evaluation)
+        return [self.cache[c] for c in candidates]
+
+    # -- guarantees ----------------------------------------------------------------------------------
+    def _scaled(self, nodes: tuple[tuple[str, int], ...], cut, reference: list[TeamBase]) -> tuple[TeamQuota, ...]:
+        probe = Candidate(nodes, cut)
+        room = math.floor(self.space.whole_gpus(probe) * self.space.overcommit)
+        total = sum(t.guaranteed for t in reference)
+        factor = min(1.0, room / total) if total else 1.0
+        keep_mig = self.space.any_mig(cut)
+        mig = {t.team: t.mig if keep_mig else () for t in reference}
+        if keep_mig and reference is not self.space.teams:
+            mig = dict(self._fill_mig(nodes, cut, reference))
+        return tuple(TeamQuota(t.team, math.floor(t.guaranteed * factor + 1e-9), mig[t.team])
+                     for t in sorted(reference, key=lambda t: t.team))
+
+    def _fill_mig(self, nodes, cut, reference: list[TeamBase]):
+        """Demand guarantees on the first pool cut with MIG, scaled to fill it (mig_cut.py)."""
+        from compiler.capacity.mig_cut import fill_pool
+
+        chosen, count = dict(cut), dict(nodes)
+        pool = next(p for p in self.space.pools if chosen.get(p.name, "planned" if p.is_mig else "none") != "none")
+        demand = tuple((t.team, t.mig) for t in sorted(reference, key=lambda t: t.team))
+        filled = fill_pool(pool.gpu, count[pool.name] * pool.gpus_per_node, demand)
+        return [(team, tuple((p, n) for p, n in profiles if n > 0)) for team, profiles in filled]
+
+    def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
+        return Candidate(tuple(nodes), cut, self._scaled(tuple(nodes), cut, reference))
+
+    # -- the search ------------------------------------------------------------------------------------
+    def run(self) -> Answer:
+        pools = self.space.pools
+        baseline_candidate = Candidate(tuple((p.name, p.current) for p in pools))
+        largest_nodes = tuple((p.name, p.maximum) for p in pools)
+        demand = self.space.guarantees == "demand"
+        first = [baseline_candidate]
+        for cut in self.space.cuts:
+            first.append(self._candidate(largest_nodes, cut, self.space.teams))
+            if demand:
+                first.append(self._candidate(largest_nodes, cut, self.space.demand[cut]))
+        evaluated = self.batch(first)
+        baseline, rest = evaluated[0], evaluated[1:]
+        per_cut = 2 if demand else 1
+        results = [self._descend_cut(cut, rest[i * per_cut:(i + 1) * per_cut]) for i, cut in enumerate(self.space.cuts)]
+        found = [r for r in results if r.answer is not None]
+        best = min(found, key=lambda r: (r.answer.cost, r.answer.candidate)) if found else None
+        return Answer(baseline, best, results, list(self.order))
+
+    def _descend_cut(self, cut, largest: list[Evaluation]) -> CutResult:
+        """The cut's answer: from each largest candidate that meets the targets (demand guarantees
+        first, then the policy's), the descent; the cheaper answer wins (ties: demand's)."""
+        options = []
+        if len(largest) > 1 and largest[1].meets:
+            options.append((largest[1], self.space.demand[cut],
+                            "guarantees from each team's mean offered load in the trace"))
+        if largest[0].meets:
+            note = "the policy's guarantees, scaled down with the pools"
+            if len(largest) > 1:
+                note += (" (cheaper than guarantees from demand)" if largest[1].meets else
+                         " (guarantees from demand miss the targets at the largest candidate: "
+                         + "; ".join(largest[1].misses[:3]) + ")")
+            options.append((largest[0], self.space.teams, note))
+        if not options:
+            return CutResult(cut, None, largest[-1])
+        results = []
+        for top, reference, note in options:
+            current = top
+            while True:
+                current = self._descend(current, cut, reference)
+                neighbours = self._neighbours(current, cut, reference)
+                better = [n for n in neighbours if n.meets]
+                if not better:
+                    break
+                current = min(better, key=lambda e: (e.cost, e.candidate))
+            results.append(CutResult(cut, current, top, note, neighbours))
+        return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
+
+    def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
+        by_name = {p.name: p for p in self.space.pools}
+        steps = {p.name: max(1, math.ceil((p.maximum - p.minimum) / PROPOSALS)) for p in self.space.pools if p.movable}
+        stuck: set[str] = set()
+        while True:
+            nodes = dict(current.candidate.nodes)
+            proposals: list[tuple[str, Candidate]] = []
+            for name, step in steps.items():
+                if name in stuck or nodes[name] <= by_name[name].minimum:
+                    continue
+                counts = sorted({max(by_name[name].minimum, nodes[name] - step * j) for j in range(1, PROPOSALS + 1)},
+                                reverse=True)
+                for count in counts:
+                    fewer = dict(nodes)
+                    fewer[name] = count
+                    proposals.append((name, self._candidate(tuple(fewer.items()), cut, reference)))
+            if not proposals:
+                return current
+            evaluations = self.batch([candidate for _, candidate in proposals])
+            failed = {name for (name, _), e in zip(proposals, evaluations) if not e.meets}
+            for name in failed:
+                if steps[name] == 1 and not any(e.meets for (n, _), e in zip(proposals, evaluations) if n == name):
+                    stuck.add(name)
+                steps[name] = max(1, steps[name] // (PROPOSALS + 1))
+            met = [e for e in evaluations if e.meets]
+            if met:
+                current = min(met, key=lambda e: (e.cost, e.candidate))
+
+    def _neighbours(self, answer: Evaluation, cut, reference) -> list[Evaluation]:
+        nodes = dict(answer.candidate.nodes)
+        proposals = []
+        for pool in self.space.pools:
+            if pool.movable and nodes[pool.name] > pool.minimum:
+                fewer = dict(nodes)
+                fewer[pool.name] -= 1
+                proposals.append(self._candidate(tuple(fewer.items()), cut, reference))
+        return self.batch(proposals)
+
+
+def estimated_total(space: Space) -> int:
+    """A rough count of the simulations the search will run, for the progress bar's time estimate."""
+    movable = [p for p in space.pools if p.movable]
+    rounds = sum(PROPOSALS * (math.ceil(math.log(max(2, p.maximum - p.minimum + 1), PROPOSALS + 1)) + 1)
+                 for p in movable)
+    per_cut = (2 if space.guarantees == "demand" else 1) * (1 + rounds + len(movable))
+    return 1 + per_cut * len(space.cuts)

@@ -1,0 +1,41 @@
+"""The lab policy (tests/capacity/lab) and seeded traces for the capacity tests."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+LAB = Path(__file__).parent / "lab"
+
+
+def lab_trace(path: Path, seed: int = 7, jobs: int = 60) -> Path:
+    """Whole-GPU jobs of both teams, arriving every 1-15 minutes, running 30 minutes to 2 hours."""
+    rng = random.Random(seed)
+    rows = ["team,name,at,duration,replicas,gpus"]
+    at = 0
+    for index in range(jobs):
+        at += rng.randint(60, 900)
+        team = rng.choice(["team-a", "team-b"])
+        rows.append(f"{team},j{index},{at},{rng.randint(1800, 7200)},1,{rng.choice([1, 2, 4])}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def with_nodes(folder: Path, nodes: dict[str, int]) -> None:
+    """Set the nodes of the lab's pools by editing the cluster file's text (independent of capacity's editor)."""
+    cluster = folder / "cluster.yaml"
+    text = cluster.read_text()
+    for pool, count in nodes.items():
+        text = re.sub(rf"(- name: {pool}\n(?:\s+\w+: .*\n)*?\s+nodes: )\d+", rf"\g<1>{count}", text)
+    cluster.write_text(text)
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Path:
+    folder = tmp_path / "lab"
+    shutil.copytree(LAB, folder)
+    return folder

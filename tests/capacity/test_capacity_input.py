@@ -1,0 +1,94 @@
+"""Bad targets, bounds and prices: the flag or file:line, exit 1 or 2, nothing written, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import lab_trace
+from kp_testing import run_cli
+
+from compiler.capacity.targets import BadInput, parse_bound, parse_target
+
+
+def _no_traceback(done) -> None:
+    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
+
+
+@pytest.mark.parametrize(("text", "kind", "team", "seconds"), [
+    ("p95-wait<=30m", "wait", None, 1800),
+    ("team-a:p99-wait<=2h", "wait", "team-a", 7200),
+    ("within-10m>=90%", "within", None, 600),
+    ("team-b:preemptions<=3", "preemptions", "team-b", 0),
+    ("p50-wait <= 90s", "wait", None, 90),
+])
+def test_target_forms(text: str, kind: str, team: str | None, seconds: int) -> None:
+    target = parse_target(text)
+    assert (target.kind, target.team, target.seconds) == (kind, team, seconds)
+
+
+@pytest.mark.parametrize("text", ["p95-wait<30m", "p0-wait<=1h", "p95-wait<=soon", "within-1h>=120%", "fast"])
+def test_bad_target_forms(text: str) -> None:
+    with pytest.raises(BadInput):
+        parse_target(text)
+
+
+@pytest.mark.parametrize("text", ["a100=0..3", "a100=5..2", "a100", "a100=1..200000"])
+def test_bad_bounds(text: str) -> None:
+    with pytest.raises(BadInput):
+        parse_bound(text)
+
+
+def test_bad_target_flag_names_the_flag(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "p95-wait<30m")
+    assert done.returncode == 1
+    assert "--target 'p95-wait<30m' is not a target" in done.stderr and "KP920" in done.stderr
+    _no_traceback(done)
+
+
+def test_bad_targets_file_names_file_and_line(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    targets = tmp_path / "targets.yaml"
+    targets.write_text("targets:\n  - p95-wait<=30m\n  - team-a:p99-wait<=forever\nbounds:\n  spot: 3..1\n")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--targets", str(targets))
+    assert done.returncode == 1
+    assert f"{targets}:3:5: error[KP920]" in done.stderr
+    assert f"{targets}:5:3: error[KP920]" in done.stderr
+    _no_traceback(done)
+
+
+def test_unknown_team_and_pool(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "team-z:p95-wait<=1h",
+                   "--nodes", "h100=1..2")
+    assert done.returncode == 1
+    assert "no team 'team-z'" in done.stderr and "no such pool" in done.stderr and "KP921" in done.stderr
+    _no_traceback(done)
+
+
+def test_no_target_is_a_usage_error(lab: Path, tmp_path: Path) -> None:
+    done = run_cli("capacity", str(lab), "--trace", str(lab_trace(tmp_path / "t.csv")))
+    assert done.returncode == 2
+    _no_traceback(done)
+
+
+def test_unreachable_targets_exit_1_and_write_nothing(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    before = (lab / "cluster.yaml").read_bytes()
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "p99-wait<=0s",
+                   "--nodes", "ondemand=1..2", "--nodes", "spot=1..2", "--write")
+    assert done.returncode == 1
+    assert "KP922" in done.stderr and "largest (ondemand=2, spot=2" in done.stderr
+    assert (lab / "cluster.yaml").read_bytes() == before
+    _no_traceback(done)
+
+
+def test_negative_cost_is_refused_with_its_line(lab: Path) -> None:
+    cluster = lab / "cluster.yaml"
+    cluster.write_text(cluster.read_text().replace("cost: 1\n", "cost: -1\n"))
+    done = run_cli("validate", str(lab))
+    assert done.returncode == 1
+    assert "cluster.yaml:19:13" in done.stderr and "cost" in done.stderr
+    _no_traceback(done)
