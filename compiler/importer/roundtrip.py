@@ -1,0 +1,59 @@
+"""The proof an import is faithful: compile the imported policy, compare with the export.
+
+Run by `import` itself before anything is written, so every field the policy does not reproduce
+is listed (KP942) with the object's file and line, and by the tests on every fixture and on the
+compiled output of every test policy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, PolicyError, Severity
+from compiler.importer.export import ClusterExport
+from compiler.importer.semantic import COMPARED_KINDS, Difference, differences, object_key, normalized
+from compiler.stages.pipeline import PolicySource, compile_policy
+
+
+def compiled_objects(files: Mapping[str, bytes], label: str) -> tuple[list[dict[str, Any]], dict | None]:
+    """The Kueue objects (and the Kueue Configuration) a policy folder's files compile to."""
+    result = compile_policy(PolicySource.from_files(dict(files), label))
+    objects: list[dict[str, Any]] = []
+    configuration = None
+    for artifacts in result.clusters.values():
+        objects.extend(built.obj for built in artifacts.objects if built.obj.get("kind") in COMPARED_KINDS
+                       and not built.is_patch)
+        configuration = artifacts.kueue_configuration or configuration
+    return objects, configuration
+
+
+def configuration_differences(original: dict | None, compiled: dict | None) -> list[Difference]:
+    """The manager Configuration: every key of the export's is kept by the compile."""
+    if original is None:
+        return []
+    wrapped = [{"kind": "Configuration", "metadata": {"name": "kueue-manager-config"}, "spec": c or {}}
+               for c in (original, compiled)]
+    found = []
+    for difference in differences([dict(wrapped[0], kind="ResourceFlavor")], [dict(wrapped[1], kind="ResourceFlavor")]):
+        found.append(Difference("Configuration", "controller_manager_config.yaml", difference.path.removeprefix("spec."),
+                                difference.original, difference.compiled))
+    return found
+
+
+def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str) -> list[Diagnostic]:
+    """KP942 warnings for every difference between the export and what `files` compile to.
+    A policy that does not compile at all raises PolicyError (import's own failure to report)."""
+    try:
+        objects, configuration = compiled_objects(files, label)
+    except PolicyError as error:
+        raise PolicyError([Diagnostic(codes.IMPORT_NOT_CARRIED, "the imported policy does not compile: "
+                                      + d.render(), d.position) for d in error.diagnostics]) from None
+    originals = [obj.doc for objs in export.kueue.values() for obj in objs]
+    where = {object_key(obj.doc): obj.where for objs in export.kueue.values() for obj in objs}
+    found = differences(originals, objects) + configuration_differences(export.configuration, configuration)
+    return [Diagnostic(codes.IMPORT_NOT_CARRIED, d.describe(),
+                       where.get((d.kind, d.name), export.configuration_where), Severity.WARNING) for d in found]
+
+
+__all__ = ["compiled_objects", "round_trip", "normalized"]
