@@ -47,8 +47,9 @@ def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str) ->
     try:
         objects, configuration = compiled_objects(files, label)
     except PolicyError as error:
-        raise PolicyError([Diagnostic(codes.IMPORT_NOT_CARRIED, "the imported policy does not compile: "
-                                      + d.render(), d.position) for d in error.diagnostics]) from None
+        raise PolicyError([Diagnostic(codes.IMPORT_NOT_CARRIED, f"the imported policy does not compile "
+                                      f"({d.code}, in the file import would write): {d.message}", d.position)
+                           for d in error.diagnostics]) from None
     originals = [obj.doc for objs in export.kueue.values() for obj in objs]
     where = {object_key(obj.doc): obj.where for objs in export.kueue.values() for obj in objs}
     found = differences(originals, objects) + configuration_differences(export.configuration, configuration)

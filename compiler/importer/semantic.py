@@ -17,9 +17,12 @@ from compiler.core.quantity import QuantityError, parse_quantity
 
 COMPARED_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "Topology")
 _QUANTITY_KEYS = {"nominalQuota", "borrowingLimit", "lendingLimit", "weight"}
-_FUNGIBILITY_DEFAULT = {
-    "v1beta1": {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"},
-    "v1beta2": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+# What the API server writes into a ClusterQueue that states none (kubectl prints it back).
+QUEUE_DEFAULTS = {
+    "v1beta1": {"flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"},
+                "stopPolicy": "None"},
+    "v1beta2": {"flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+                "stopPolicy": "None"},
 }
 
 
@@ -66,7 +69,7 @@ def _defaulted_queue(spec: dict[str, Any], version: str) -> dict[str, Any]:
     preemption.setdefault("reclaimWithinCohort", "Never")
     preemption.setdefault("borrowWithinCohort", {}).setdefault("policy", "Never")
     fungibility = spec.setdefault("flavorFungibility", {})
-    for field, default in _FUNGIBILITY_DEFAULT.get(version, _FUNGIBILITY_DEFAULT["v1beta2"]).items():
+    for field, default in QUEUE_DEFAULTS.get(version, QUEUE_DEFAULTS["v1beta2"])["flavorFungibility"].items():
         fungibility.setdefault(field, default)
     spec.setdefault("stopPolicy", "None")
     spec.setdefault("resourceGroups", [])

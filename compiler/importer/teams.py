@@ -14,6 +14,7 @@ from typing import Any
 from compiler.core import codes
 from compiler.core.errors import Severity
 from compiler.importer.export import ExportedObject
+from compiler.importer.semantic import QUEUE_DEFAULTS
 from compiler.importer.translate import (
     API_VERSION, CARRIED_QUEUE_FIELDS, DNS_LABEL, PRIORITY_ANNOTATION, TEAM_QUEUE_FIELDS, Translator, _preemption,
     _selected_namespaces, _weight,
@@ -98,8 +99,9 @@ def _team(translator: Translator, queue: ExportedObject, locals_: list[ExportedO
     translator.note(codes.IMPORT_CARRIED, f"ClusterQueue {queue.name}: quota (spec.resourceGroups) carried as "
                     "written in kueue.resourceGroups", queue)
     translator._check_flavors(queue)
+    defaults = QUEUE_DEFAULTS.get(queue.api_version.rsplit("/", 1)[-1], QUEUE_DEFAULTS["v1beta2"])
     for name in CARRIED_QUEUE_FIELDS:
-        if spec.get(name) is not None:
+        if spec.get(name) is not None and spec[name] != defaults.get(name):  # the API server's defaults: implied
             kueue[name] = spec[name]
             translator.note(codes.IMPORT_CARRIED, f"ClusterQueue {queue.name}: spec.{name} carried as written", queue)
     for name in sorted(set(spec) - set(CARRIED_QUEUE_FIELDS) - set(TEAM_QUEUE_FIELDS)):
