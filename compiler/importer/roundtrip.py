@@ -41,8 +41,10 @@ def configuration_differences(original: dict | None, compiled: dict | None) -> l
     return found
 
 
-def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str) -> list[Diagnostic]:
-    """KP942 warnings for every difference between the export and what `files` compile to.
+def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str,
+               reported: set[tuple[str, str]] = frozenset()) -> list[Diagnostic]:
+    """KP942 warnings for every difference between the export and what `files` compile to (but
+    for the objects in `reported`, already said).
     A policy that does not compile at all raises PolicyError (import's own failure to report)."""
     try:
         objects, configuration = compiled_objects(files, label)
@@ -54,7 +56,8 @@ def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str) ->
     where = {object_key(obj.doc): obj.where for objs in export.kueue.values() for obj in objs}
     found = differences(originals, objects) + configuration_differences(export.configuration, configuration)
     return [Diagnostic(codes.IMPORT_NOT_CARRIED, d.describe(),
-                       where.get((d.kind, d.name), export.configuration_where), Severity.WARNING) for d in found]
+                       where.get((d.kind, d.name), export.configuration_where), Severity.WARNING) for d in found
+            if (d.kind, d.name) not in reported]
 
 
 __all__ = ["compiled_objects", "round_trip", "normalized"]

@@ -37,13 +37,10 @@ def import_cluster(paths: list[str], stdin_text: str | None = None, *, cluster_n
     cluster = translator.cluster(teams)
     if translator.errors:
         raise InputError(translator.errors)
-    for obj in export.device_classes:
+    for obj in export.device_classes:  # not Kueue objects: the comparison does not look at them
         translator.note(codes.IMPORT_NOT_CARRIED, f"DeviceClass {obj.name}: not emitted by the imported policy "
                         "(gpuAccess device-plugin); keep it with the DRA driver's install", obj, Severity.WARNING)
     policy = ImportedPolicy(translator.cluster_name, cluster, teams, export.configuration, translator.notes)
     files = policy_files(policy, paths)
-    compared = round_trip(export, files, "imported")
-    # A Topology or DeviceClass already reported above is not reported twice by the comparison.
-    said = {note.message.split(":", 1)[0] for note in translator.notes if note.code == codes.IMPORT_NOT_CARRIED}
-    notes = translator.notes + [d for d in compared if not any(d.message.startswith(s + ":") for s in said)]
+    notes = translator.notes + round_trip(export, files, "imported", translator.reported)
     return ImportResult(files, policy, notes)

@@ -19,6 +19,7 @@ from compiler.core import codes
 from compiler.core.errors import Diagnostic, InputError, Severity
 from compiler.core.quantity import QuantityError, parse_quantity
 from compiler.importer.export import ClusterExport, ExportedObject
+from compiler.importer.semantic import object_key
 from compiler.importer.pools import GPU_RESOURCE, capacity_of, guess_pool, natural_fields
 
 API_VERSION = "kueue-policy/v1alpha1"
@@ -94,6 +95,8 @@ class Translator:
     def __init__(self, export: ClusterExport, cluster_name: str | None, kueue_version: str | None):
         self.export = export
         self.notes: list[Diagnostic] = []
+        # (kind, name) of objects already reported as not emitted: the round trip need not say it again.
+        self.reported: set[tuple[str, str]] = set()
         self.errors: list[Diagnostic] = []
         self.flavors = {obj.name: obj for obj in export.of("ResourceFlavor")}
         self.queues = sorted(export.of("ClusterQueue"), key=lambda o: o.name)
@@ -102,6 +105,8 @@ class Translator:
 
     def note(self, code: str, message: str, obj: ExportedObject | None, severity: Severity = Severity.NOTE) -> None:
         self.notes.append(Diagnostic(code, message, obj.where if obj else None, severity))
+        if code == codes.IMPORT_NOT_CARRIED and obj is not None:
+            self.reported.add(object_key(obj.doc))
 
     def error(self, message: str, obj: ExportedObject) -> None:
         self.errors.append(Diagnostic(codes.IMPORT_BAD_INPUT, message, obj.where))
