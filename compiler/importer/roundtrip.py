@@ -36,8 +36,8 @@ def configuration_differences(original: dict | None, compiled: dict | None) -> l
                for c in (original, compiled)]
     found = []
     for difference in differences([dict(wrapped[0], kind="ResourceFlavor")], [dict(wrapped[1], kind="ResourceFlavor")]):
-        found.append(Difference("Configuration", "controller_manager_config.yaml", difference.path.removeprefix("spec."),
-                                difference.original, difference.compiled))
+        found.append(Difference("Configuration", "controller_manager_config.yaml",
+                                difference.path.removeprefix("spec."), difference.original, difference.compiled))
     return found
 
 

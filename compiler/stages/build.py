@@ -283,7 +283,9 @@ class ClusterBuilder:
                                 levels=list(topology.levels))
             built[topology.name] = BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index, "topology")),
                                                WAVE_FOUNDATION, f"kueue/topologies/{topology.name}.yaml")
-        verbatim.declared_topologies(self, built)  # the escape hatch: Topologies in Kueue's words
+        for index, name, obj in verbatim.declared_topologies(self, built, self._annotations(WAVE_FOUNDATION)):  # escape hatch
+            built[name] = BuiltObject(obj, Origin(self.cluster.located, ("spec", "kueueTopologies", index)),
+                                      WAVE_FOUNDATION, f"kueue/topologies/{name}.yaml")
         return [built[name] for name in sorted(built)]
 
     def root_quotas(self) -> FlavorQuotas:
@@ -344,9 +346,8 @@ class ClusterBuilder:
 
     def team_quotas(self, team: ResolvedTeam) -> FlavorQuotas:
         """flavor -> resource -> quota, for every flavor of the team's ClusterQueue (as emitted)."""
-        written = verbatim.verbatim_groups(team)
-        if written is not None:
-            return verbatim.verbatim_quotas(written)
+        if team.spec.kueue is not None and team.spec.kueue.resourceGroups is not None:
+            return verbatim.verbatim_quotas(team.spec.kueue.resourceGroups, FlavorQuota)
         gpus = team.spec.gpus
         placed = self.placement.gpus.get(team.name, {})
         mig_placed = self.placement.mig.get(team.name, {})

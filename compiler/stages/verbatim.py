@@ -21,12 +21,6 @@ def copied(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def verbatim_groups(team: Any) -> list[dict[str, Any]] | None:
-    """The team's resource groups as written, or None when the compiler derives them."""
-    fields = team.spec.kueue
-    return None if fields is None else fields.resourceGroups
-
-
 def _amount(value: object) -> Fraction | None:
     if value is None:
         return None
@@ -36,20 +30,25 @@ def _amount(value: object) -> Fraction | None:
         return None  # verify refuses the object with Kueue's schema; reports then show no amount
 
 
-def verbatim_quotas(groups: list[dict[str, Any]]) -> dict:
-    """flavor -> resource -> FlavorQuota of resource groups written in Kueue's form."""
-    from compiler.stages.build import FlavorQuota  # the typed quota build and reports share
-
+def verbatim_quotas(groups: list[dict[str, Any]], quota: Callable[..., Any]) -> dict:
+    """flavor -> resource -> quota (build's FlavorQuota, made by `quota`) of resource groups
+    written in Kueue's form."""
     result: dict = {}
-    for group in groups:
-        for flavor in group.get("flavors") or []:
+    # Written by hand, the groups may be malformed: verify then refuses the object with Kueue's
+    # schema at the team's line; here what is not a mapping or a list is passed over.
+    for group in _mappings(groups):
+        for flavor in _mappings(group.get("flavors")):
             per = result.setdefault(str(flavor.get("name")), {})
-            for entry in flavor.get("resources") or []:
+            for entry in _mappings(flavor.get("resources")):
                 nominal = _amount(entry.get("nominalQuota"))
-                per[str(entry.get("name"))] = FlavorQuota(nominal if nominal is not None else Fraction(0),
-                                                          _amount(entry.get("borrowingLimit")),
-                                                          _amount(entry.get("lendingLimit")))
+                per[str(entry.get("name"))] = quota(nominal if nominal is not None else Fraction(0),
+                                                    _amount(entry.get("borrowingLimit")),
+                                                    _amount(entry.get("lendingLimit")))
     return result
+
+
+def _mappings(items: object) -> list[dict[str, Any]]:
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
 def apply_cluster_queue_fields(obj: dict[str, Any], fields: ClusterQueueFields | None) -> None:
@@ -78,16 +77,14 @@ def local_queues(team: Any, make: Callable[..., Any]) -> list[Any]:
     return built
 
 
-def declared_topologies(builder: Any, built: dict[str, Any]) -> None:
-    """Add the cluster's `kueueTopologies` to `built` (name -> BuiltObject), pools' own first."""
-    from compiler.stages.build import WAVE_FOUNDATION, BuiltObject, Origin
-
-    cluster = builder.cluster
-    for index, declared in enumerate(cluster.spec.kueueTopologies):
-        if declared.name in built:
+def declared_topologies(builder: Any, built: dict[str, Any],
+                        annotations: dict[str, str]) -> list[tuple[int, str, dict[str, Any]]]:
+    """(index, name, object) of the cluster's `kueueTopologies` not already in `built` (pools' own)."""
+    found = []
+    for index, declared in enumerate(builder.cluster.spec.kueueTopologies):
+        if declared.name in built or any(name == declared.name for _, name, _ in found):
             continue
         obj = render_object("kueue/topology.yaml.j2", api_version=builder.api_version, name=declared.name,
-                            labels=builder.labels, annotations=builder._annotations(WAVE_FOUNDATION),
-                            levels=list(declared.levels))
-        built[declared.name] = BuiltObject(obj, Origin(cluster.located, ("spec", "kueueTopologies", index)),
-                                           WAVE_FOUNDATION, f"kueue/topologies/{declared.name}.yaml")
+                            labels=builder.labels, annotations=annotations, levels=list(declared.levels))
+        found.append((index, declared.name, obj))
+    return found
