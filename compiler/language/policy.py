@@ -290,11 +290,14 @@ class KueueConfigSpec(Strict):
     """Where the cluster's own Kueue manager Configuration lives, so kueue-policy merges into it."""
     base: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
         default=None,
-        description="Path, relative to this cluster file and inside the policy folder, of the Kueue manager "
+        description="Path, relative to this cluster file, of the Kueue manager "
                     "Configuration the installation runs (controller_manager_config.yaml, apiVersion "
                     "config.kueue.x-k8s.io/v1beta1 or v1beta2). kueue-policy merges deviceClassMappings and "
                     "fairSharing into it and keeps every other setting; without it, Kueue's default "
-                    "Configuration for kueueVersion is the base.")
+                    "Configuration for kueueVersion is the base. The file may be anywhere in the git repository the "
+                    "policy folder is in (e.g. ../kueue/controller_manager_config.yaml beside the Kueue install); "
+                    "a path that leaves the repository is refused, and outside a repository the file must be "
+                    "in the policy folder.")
 
 
 class GitopsDestination(Strict):
