@@ -16,6 +16,7 @@ from typing import Any
 from compiler.core import codes
 from compiler.core.errors import Diagnostic, InputError, SourcePosition
 from compiler.evaluator import configuration_forms
+from compiler.evaluator.loader import load_documents
 from compiler.evaluator.reader import read_files
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -86,6 +87,8 @@ def _check_object(doc: object, where: SourcePosition) -> str | None:
     meta = doc.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         return f"{doc['kind']} has no metadata.name"
+    if doc["kind"] == "LocalQueue" and not isinstance(meta.get("namespace"), str):
+        return f"LocalQueue {meta['name']} has no metadata.namespace"
     if doc.get("spec") is not None and not isinstance(doc.get("spec"), dict):
         return f"{doc['kind']} {meta['name']}: spec must be a mapping"
     return None
@@ -146,6 +149,17 @@ def read_export(paths: list[str], stdin_text: str | None = None) -> ClusterExpor
                 f"unknown kind {kind} ({doc['apiVersion']}) {obj.name}: import reads "
                 f"{', '.join(KUEUE_KINDS)} ({KUEUE_GROUP}), the Kueue manager ConfigMap, DeviceClasses and Nodes",
                 where))
+    problems.extend(_engine_refusals(export))
     if problems:
         raise InputError(problems)
     return export
+
+
+def _engine_refusals(export: ClusterExport) -> list[Diagnostic]:
+    """What the admission engine's readers refuse in the Kueue objects (a quantity that is none, a
+    selector that is not a mapping, a priority value that is not an integer...): the same
+    reading `evaluate` gives them, here an error, since import must not leave an object out."""
+    documents = [(obj.doc, obj.where) for kind, objs in export.kueue.items() if kind != "Topology" for obj in objs]
+    state = load_documents(documents)
+    return [Diagnostic(codes.IMPORT_BAD_INPUT, warning.message.removesuffix("; skipped"), warning.position)
+            for warning in state.warnings if warning.code in (codes.EVAL_MALFORMED, codes.EVAL_BAD_OBJECT)]

@@ -40,6 +40,14 @@ CASES = {
                      "unknown kind Widget"),
     "not-an-object": (FLAVOR + "---\n- just\n- a list\n", 6, "not a Kubernetes object"),
     "twice": (FLAVOR + "---\n" + FLAVOR, 6, "ResourceFlavor gpu is defined twice"),
+    # The admission engine's readers check each Kueue object as `evaluate` reads it.
+    "bad-quantity": (FLAVOR + "---\n" + QUEUE.replace("FLAVOR", "gpu").replace('"8"', "12Gx"), 6,
+                     "ClusterQueue q:"),
+    "selector-not-a-mapping": (FLAVOR + "---\n" + QUEUE.replace("FLAVOR", "gpu").replace("{}", "[]"), 6,
+                               "spec.namespaceSelector must be a mapping"),
+    "queue-without-namespace": (FLAVOR + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+                                "metadata: {name: l}\nspec: {clusterQueue: q}\n", 6,
+                                "LocalQueue l has no metadata.namespace"),
     "bad-config": (FLAVOR + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config}\n"
                    "data:\n  controller_manager_config.yaml: |\n    kind: Deployment\n", 6,
                    "does not hold a Kueue Configuration"),
