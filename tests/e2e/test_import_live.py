@@ -38,7 +38,7 @@ def _compiled(policy: Path, out: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("fixture", ["hierarchical-fair-sharing.yaml", "limits-and-checks.yaml",
-                                     "cpu-next-to-gpu.yaml"])
+                                     "cpu-next-to-gpu.yaml", "spot-on-demand.yaml", "flat-cohort.yaml"])
 def test_live_setup_imports_and_compiles_back(fixture: str, tmp_path: Path) -> None:
     setup = [o for o in _objects(FIXTURES / fixture) if o["apiVersion"].startswith("kueue.x-k8s.io/")]
     namespaces = sorted({o["metadata"]["namespace"] for o in setup if o["metadata"].get("namespace")})
