@@ -535,6 +535,10 @@ class TeamSpec(Strict):
     def _selects_namespaces(self) -> "TeamSpec":
         if not self.namespaces and (self.kueue is None or self.kueue.namespaceSelector is None):
             raise ValueError("a team needs namespaces (at least one), or kueue.namespaceSelector")
+        if self.kueue is not None and self.kueue.resourceGroups is not None and (
+                self.gpus != GpuBudget() or self.mig):
+            # Both would be a quota the ClusterQueue does not hold (resourceGroups replaces it).
+            raise ValueError("give the team's quota as gpus/mig or as kueue.resourceGroups, not both")
         return self
 
 
