@@ -124,3 +124,16 @@ def test_import_is_deterministic(tmp_path: Path) -> None:
     assert files and all((tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes() for f in files)
     assert files == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
     shutil.rmtree(tmp_path / "two")
+
+
+def test_pool_size_comes_from_the_nodes(tmp_path: Path) -> None:
+    """With Nodes in the export, a pool is as many nodes as its flavor selects, each with their
+    GPUs; without, the size is guessed and said so (KP943)."""
+    import yaml
+
+    with_nodes = run_cli("import", str(FIXTURES / "kueue-0.14-v1beta1.yaml"), "--out", str(tmp_path / "n"))
+    assert with_nodes.returncode == 0 and "KP943" not in with_nodes.stderr, with_nodes.stderr
+    (pool,) = yaml.safe_load((tmp_path / "n" / "cluster.yaml").read_text())["spec"]["pools"]
+    assert (pool["gpu"], pool["nodes"], pool["gpusPerNode"]) == ("NVIDIA-A100-SXM4-80GB", 2, 8)
+    without = run_cli("import", str(FIXTURES / "flat-cohort.yaml"), "--out", str(tmp_path / "g"))
+    assert "note[KP943]: ResourceFlavor default-flavor: no Nodes" in without.stderr
