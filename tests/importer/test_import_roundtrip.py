@@ -132,7 +132,7 @@ def test_pool_size_comes_from_the_nodes(tmp_path: Path) -> None:
     import yaml
 
     with_nodes = run_cli("import", str(FIXTURES / "kueue-0.14-v1beta1.yaml"), "--out", str(tmp_path / "n"))
-    assert with_nodes.returncode == 0 and "KP943" not in with_nodes.stderr, with_nodes.stderr
+    assert with_nodes.returncode == 0 and "note[KP943]" not in with_nodes.stderr, with_nodes.stderr
     (pool,) = yaml.safe_load((tmp_path / "n" / "cluster.yaml").read_text())["spec"]["pools"]
     assert (pool["gpu"], pool["nodes"], pool["gpusPerNode"]) == ("NVIDIA-A100-SXM4-80GB", 2, 8)
     without = run_cli("import", str(FIXTURES / "flat-cohort.yaml"), "--out", str(tmp_path / "g"))
