@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -13,6 +14,7 @@ from compiler.core import codes
 from compiler.core.errors import Diagnostic, PolicyError, Severity
 from compiler.importer.output import is_empty_dir, write_folder
 from compiler.importer.run import import_cluster
+from compiler.importer.translate import DNS_LABEL
 
 
 @click.command("import")
@@ -33,6 +35,10 @@ def import_command(files: tuple[str, ...], out_dir: Path, force: bool, cluster_n
     """Write a policy (a Cluster file and one Team file per ClusterQueue) that compiles back to a
     cluster's Kueue objects (`kubectl get resourceflavors,cohorts,clusterqueues,localqueues,
     workloadpriorityclasses,topologies -o yaml`, the Kueue manager ConfigMap, DeviceClasses, Nodes)."""
+    if cluster_name is not None and not DNS_LABEL.match(cluster_name):
+        raise click.UsageError(f"--name {cluster_name!r} is not a DNS label (lower-case letters, digits and '-')")
+    if kueue_version is not None and not re.match(r"^\d+\.\d+$", kueue_version):
+        raise click.UsageError(f"--kueue-version {kueue_version!r} is not MAJOR.MINOR, e.g. 0.19")
     if out_dir.exists() and not out_dir.is_dir():
         raise click.UsageError(f"--out {out_dir} is a file, not a folder")
     if out_dir.exists() and not is_empty_dir(out_dir) and not force:

@@ -105,3 +105,10 @@ def test_what_the_policy_cannot_emit_is_listed_and_strict_refuses_it(tmp_path: P
     strict = run_cli("import", str(export), "--out", str(tmp_path / "strict"), "--strict")
     assert strict.returncode == 1 and "error[KP942]" in strict.stderr
     assert not (tmp_path / "strict").exists()
+
+
+@pytest.mark.parametrize("option", [("--name", "Bad_Name"), ("--kueue-version", "1")])
+def test_bad_options_are_usage_errors(option: tuple[str, str], tmp_path: Path) -> None:
+    result = run_cli("import", str(FIXTURES / "flat-cohort.yaml"), "--out", str(tmp_path / "p"), *option)
+    assert result.returncode == 2 and option[0] in result.stderr
+    assert not (tmp_path / "p").exists()
