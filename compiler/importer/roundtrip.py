@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from compiler.core import codes
 from compiler.core.errors import Diagnostic, PolicyError, Severity
 from compiler.importer.export import ClusterExport
-from compiler.importer.semantic import COMPARED_KINDS, Difference, differences, object_key, normalized
+from compiler.importer.semantic import COMPARED_KINDS, Difference, differences, mapping_differences, object_key
 from compiler.stages.pipeline import PolicySource, compile_policy
 
 
@@ -29,16 +29,10 @@ def compiled_objects(files: Mapping[str, bytes], label: str) -> tuple[list[dict[
 
 
 def configuration_differences(original: dict | None, compiled: dict | None) -> list[Difference]:
-    """The manager Configuration: every key of the export's is kept by the compile."""
+    """The manager Configuration the compile ships against the export's, key by key."""
     if original is None:
         return []
-    wrapped = [{"kind": "Configuration", "metadata": {"name": "kueue-manager-config"}, "spec": c or {}}
-               for c in (original, compiled)]
-    found = []
-    for difference in differences([dict(wrapped[0], kind="ResourceFlavor")], [dict(wrapped[1], kind="ResourceFlavor")]):
-        found.append(Difference("Configuration", "controller_manager_config.yaml",
-                                difference.path.removeprefix("spec."), difference.original, difference.compiled))
-    return found
+    return mapping_differences("Configuration", "controller_manager_config.yaml", original, compiled or {})
 
 
 def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str,
@@ -60,4 +54,3 @@ def round_trip(export: ClusterExport, files: Mapping[str, bytes], label: str,
             if (d.kind, d.name) not in reported]
 
 
-__all__ = ["compiled_objects", "round_trip", "normalized"]

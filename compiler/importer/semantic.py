@@ -106,6 +106,13 @@ def _walk(original: Any, compiled: Any, path: str, out: list[tuple[str, Any, Any
         out.append((path, original, compiled))
 
 
+def mapping_differences(kind: str, name: str, original: dict[str, Any], compiled: dict[str, Any]) -> list[Difference]:
+    """Every path where two plain mappings (a Kueue Configuration) disagree, quantities as quantities."""
+    paths: list[tuple[str, Any, Any]] = []
+    _walk(_quantities(original), _quantities(compiled), "", paths)
+    return [Difference(kind, name, path, was, now) for path, was, now in paths]
+
+
 def _sorted_selector_values(spec: dict[str, Any]) -> None:
     """An `In` list is a set to Kubernetes: its order means nothing."""
     selector = spec.get("namespaceSelector")

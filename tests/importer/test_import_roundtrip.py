@@ -137,3 +137,15 @@ def test_pool_size_comes_from_the_nodes(tmp_path: Path) -> None:
     assert (pool["gpu"], pool["nodes"], pool["gpusPerNode"]) == ("NVIDIA-A100-SXM4-80GB", 2, 8)
     without = run_cli("import", str(FIXTURES / "flat-cohort.yaml"), "--out", str(tmp_path / "g"))
     assert "note[KP943]: ResourceFlavor default-flavor: no Nodes" in without.stderr
+
+
+def test_configuration_differences_are_found() -> None:
+    """Positive control of the Configuration comparison import runs before writing."""
+    from compiler.importer.roundtrip import configuration_differences
+
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+              "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]}}
+    assert configuration_differences(config, dict(config)) == []
+    changed = configuration_differences(config, {**config, "fairSharing": {"preemptionStrategies": []}})
+    assert [d.path for d in changed] == ["fairSharing.preemptionStrategies"]
+    assert [d.path for d in configuration_differences(config, {**config, "extra": 1})] == ["extra"]
