@@ -17,6 +17,7 @@ COMMANDS = {
     "compile": ("compiler.stages.cli", "compile_command"),
     "check": ("compiler.stages.cli", "check"),
     "evaluate": ("compiler.evaluator.cli", "evaluate"),
+    "import": ("compiler.importer.cli", "import_command"),
     "plan-mig": ("compiler.mig.cli", "plan_mig"),
     "devices": ("compiler.dra.cli", "devices"),
     "simulate": ("compiler.simulate.cli", "simulate"),

@@ -349,3 +349,22 @@ CAPACITY_UNKNOWN_NAME = register("KP921", "capacity target or bound names nothin
 CAPACITY_INFEASIBLE = register("KP922", "no candidate within the bounds meets the targets",
     "Even the largest candidate the bounds allow (every pool at its maximum) misses a target on the "
     "trace. `capacity` prints the misses and exits 1; raise the maximums or relax the targets.")
+
+# --- KP94x import ------------------------------------------------------------------------------
+IMPORT_BAD_INPUT = register("KP940", "cluster export cannot be imported",
+    "A document of the export is not a Kubernetes object, is of a kind `import` does not read, is "
+    "defined twice, or names something the export does not hold (a ClusterQueue naming a missing "
+    "ResourceFlavor, a LocalQueue naming a missing ClusterQueue). `import` writes nothing (exit 1): "
+    "a policy written from part of the cluster would compile to a different one.")
+IMPORT_CARRIED = register("KP941", "field carried through the policy's escape hatch",
+    "The field has no equivalent in the team or pool fields of the policy language, so `import` "
+    "wrote it in Kueue's own form (Team spec.kueue, Pool flavorSpec, Cohort resourceGroups). It "
+    "compiles to the same Kueue field; see docs/how-to/import.md.")
+IMPORT_NOT_CARRIED = register("KP942", "field the imported policy does not reproduce",
+    "Compiling the imported policy gives an object that differs from the export at this path "
+    "(found by the round-trip check `import` runs before writing). The difference is listed so "
+    "nothing is dropped silently; `--strict` makes it an error.")
+IMPORT_GUESSED = register("KP943", "pool size or GPU model guessed",
+    "The export holds no Nodes for the pool's flavor, so its node count and GPUs per node were "
+    "guessed from the quotas. They do not change the Kueue objects the policy compiles to; set "
+    "them right, or pass a `kubectl get nodes -o yaml` export to import.")

@@ -12,10 +12,11 @@ what a user reads while typing.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
+from compiler.language.kueue_fields import ClusterQueueFields, KueueTopology
 from compiler.core.quantity import QUANTITY_PATTERN, QuantityError, Wording, parse_quantity
 
 API_VERSION = "kueue-policy/v1alpha1"
@@ -209,6 +210,10 @@ class Pool(Strict):
         None, description="Where the pool's nodes sit: topology levels (node labels, coarsest first) and the shape "
                           "(regular, or the real node list). Becomes a Kueue Topology and the flavor's topologyName, "
                           "so Kueue places a job's pods by domain (Topology Aware Scheduling).")
+    flavorSpec: dict[str, Any] | None = Field(
+        None, description="The ResourceFlavor's spec exactly as Kueue takes it (nodeLabels, nodeTaints, tolerations, "
+                          "topologyName); replaces the spec compiled from nodeLabels, taints and topology. Written "
+                          "by `kueue-policy import` for a flavor the pool fields cannot state.")
 
     @property
     def is_mig(self) -> bool:
@@ -223,6 +228,9 @@ class CohortSpec(Strict):
     weight: Annotated[StrictFloat, Field(ge=0, le=1000)] = Field(
         1.0, description="Fair-sharing weight (Cohort.spec.fairSharing.weight), written only when fairSharing is "
                          "enabled.")
+    resourceGroups: list[dict[str, Any]] | None = Field(
+        None, max_length=16, description="Quota the cohort itself holds (Cohort.spec.resourceGroups), exactly as "
+                                         "Kueue takes it; shared by every queue under the cohort.")
 
 
 class PrioritySpec(Strict):
@@ -384,6 +392,15 @@ class ClusterSpec(Strict):
     kueueConfig: KueueConfigSpec = Field(
         default_factory=KueueConfigSpec,
         description="The Kueue manager Configuration kueue-policy merges its settings into.")
+    kueueTopologies: list[KueueTopology] = Field(
+        default_factory=list, max_length=256,
+        description="Kueue Topologies written as Kueue states them (name, levels), for flavors whose flavorSpec "
+                    "names a topologyName; a pool's own `topology` makes its Topology by itself.")
+    rootCohort: StrictBool = Field(
+        True, description="true: a root cohort named after the cluster holds every GPU no team is guaranteed, and "
+                          "the declared top-level cohorts sit under it. false: no root cohort; top-level cohorts "
+                          "are roots, and a team without `cohort` is in none (`kueue-policy import` writes it for a "
+                          "cluster set up without one).")
     namespaces: Literal["create", "external"] = Field(
         "create", description="Who creates the teams' namespaces (and the GPU Operator's, for the MIG config): "
                               "create (default) emits a Namespace per namespace, applied before every namespaced "
@@ -484,7 +501,7 @@ class TeamSpec(Strict):
     cohort: DnsLabel | None = Field(None, description="Cohort of the team's ClusterQueue (cohortName); default: the "
                                                       "cluster's first root cohort, or none.")
     namespaces: list[DnsLabel] = Field(
-        min_length=1, max_length=1_000,
+        default_factory=list, max_length=1_000,
         description="The team's namespaces: the ClusterQueue's namespaceSelector and one LocalQueue named default in "
                     "each. A namespace belongs to one team.")
     gpus: GpuBudget = Field(default_factory=GpuBudget, description="Whole-GPU quota: guarantee, burst and lend.")
@@ -512,6 +529,21 @@ class TeamSpec(Strict):
     workloads: list[DeclaredWorkload] = Field(
         default_factory=list, max_length=1_000,
         description="Job shapes the team promises to run; each gets a verdict: guaranteed, borrowing or never.")
+    kueue: ClusterQueueFields | None = Field(
+        None, description="ClusterQueue fields in Kueue's own form (resourceGroups, namespaceSelector, "
+                          "flavorFungibility, admissionChecks, admissionChecksStrategy, stopPolicy) and LocalQueue "
+                          "names, each replacing what the compiler derives; written by `kueue-policy import` for "
+                          "what the team fields cannot state.")
+
+    @model_validator(mode="after")
+    def _selects_namespaces(self) -> "TeamSpec":
+        if not self.namespaces and (self.kueue is None or self.kueue.namespaceSelector is None):
+            raise ValueError("a team needs namespaces (at least one), or kueue.namespaceSelector")
+        if self.kueue is not None and self.kueue.resourceGroups is not None and (
+                self.gpus != GpuBudget() or self.mig):
+            # Both would be a quota the ClusterQueue does not hold (resourceGroups replaces it).
+            raise ValueError("give the team's quota as gpus/mig or as kueue.resourceGroups, not both")
+        return self
 
 
 class ClusterDocument(Strict):

@@ -21,6 +21,7 @@ from compiler.core.errors import SourcePosition
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
 from compiler.core.resources import CPU, GPU_RESOURCE, MEMORY, mig_resource_name
 from compiler.stages.ceilings import burst_split
+from compiler.stages import verbatim
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.stages.plan import Placement
 from compiler.core.quantity import format_quantity, parse_quantity, round_cpu, round_memory
@@ -265,6 +266,8 @@ class ClusterBuilder:
                               annotations=self._annotations(WAVE_FOUNDATION), node_labels=node_labels,
                               taints=[t.model_dump() for t in spec.taints],
                               topology_name=pool.topology.name if pool.topology is not None else None)
+        if spec.flavorSpec is not None:  # the escape hatch: Kueue's own words (language/kueue_fields.py)
+            obj["spec"] = verbatim.copied(spec.flavorSpec)
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index)), WAVE_FOUNDATION,
                            f"kueue/resourceflavors/{pool.flavor}.yaml")
 
@@ -280,6 +283,9 @@ class ClusterBuilder:
                                 levels=list(topology.levels))
             built[topology.name] = BuiltObject(obj, Origin(self.cluster.located, ("spec", "pools", pool.index, "topology")),
                                                WAVE_FOUNDATION, f"kueue/topologies/{topology.name}.yaml")
+        for index, name, obj in verbatim.declared_topologies(self, built, self._annotations(WAVE_FOUNDATION)):  # escape hatch
+            built[name] = BuiltObject(obj, Origin(self.cluster.located, ("spec", "kueueTopologies", index)),
+                                      WAVE_FOUNDATION, f"kueue/topologies/{name}.yaml")
         return [built[name] for name in sorted(built)]
 
     def root_quotas(self) -> FlavorQuotas:
@@ -324,6 +330,8 @@ class ClusterBuilder:
                               labels=self.labels, annotations=self._annotations(WAVE_FOUNDATION),
                               parent=cohort.parent, fair_weight=self._fair_weight(cohort.spec.weight),
                               resource_groups=[])
+        if cohort.spec.resourceGroups is not None:
+            obj["spec"]["resourceGroups"] = verbatim.copied(cohort.spec.resourceGroups)
         return BuiltObject(obj, Origin(self.cluster.located, ("spec", "cohorts", cohort.index)), WAVE_FOUNDATION,
                            f"kueue/cohorts/{cohort.spec.name}.yaml")
 
@@ -338,6 +346,8 @@ class ClusterBuilder:
 
     def team_quotas(self, team: ResolvedTeam) -> FlavorQuotas:
         """flavor -> resource -> quota, for every flavor of the team's ClusterQueue (as emitted)."""
+        if team.spec.kueue is not None and team.spec.kueue.resourceGroups is not None:
+            return verbatim.verbatim_quotas(team.spec.kueue.resourceGroups, FlavorQuota)
         gpus = team.spec.gpus
         placed = self.placement.gpus.get(team.name, {})
         mig_placed = self.placement.mig.get(team.name, {})
@@ -399,21 +409,21 @@ class ClusterBuilder:
                               preemption=preemption, fair_weight=self._fair_weight(team.weight))
         if not flavors:
             obj["spec"]["resourceGroups"] = []
+        verbatim.apply_cluster_queue_fields(obj, team.spec.kueue)
         return BuiltObject(obj, Origin(team.located, ("spec",)), WAVE_QUEUES,
                            f"kueue/clusterqueues/{team.name}.yaml")
 
-    def local_queue(self, team: ResolvedTeam, index: int) -> BuiltObject:
-        namespace = team.namespaces[index]
+    def local_queue_object(self, team: ResolvedTeam, namespace: str, name: str, node_path: tuple) -> BuiltObject:
         annotations = self._annotations(WAVE_NAMESPACED)
         if team.priority:
             # Kueue has no per-queue default priority; the annotation records the team's intent for
             # admission policies (and for people) to apply as the kueue.x-k8s.io/priority-class label.
             annotations = {**annotations, "kueue-policy.io/default-priority-class": team.priority}
-        obj = render_object("kueue/localqueue.yaml.j2", api_version=self.api_version, name="default",
+        obj = render_object("kueue/localqueue.yaml.j2", api_version=self.api_version, name=name,
                               namespace=namespace, labels={**self.labels, "kueue-policy.io/team": team.name},
                               annotations=annotations, cluster_queue=team.name)
-        return BuiltObject(obj, Origin(team.located, ("spec", "namespaces", index)), WAVE_NAMESPACED,
-                           f"kueue/localqueues/{namespace}.default.yaml")
+        return BuiltObject(obj, Origin(team.located, node_path), WAVE_NAMESPACED,
+                           f"kueue/localqueues/{namespace}.{name}.yaml")
 
     def namespace_objects(self, objects: list[BuiltObject]) -> list[BuiltObject]:
         """A Namespace for every namespace the namespaced objects live in (teams' and the MIG
@@ -569,7 +579,7 @@ class ClusterBuilder:
             result.quota[team.name] = self.team_quotas(team)
             objects.append(self.cluster_queue(team, result.quota[team.name]))
         for team in self.cluster.teams:
-            objects.extend(self.local_queue(team, i) for i in range(len(team.namespaces)))
+            objects.extend(verbatim.local_queues(team, self.local_queue_object))
         self.device_side(result)
         objects[:0] = self.namespace_objects(objects)
         return result

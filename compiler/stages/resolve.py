@@ -43,7 +43,7 @@ def _resolve_cohorts(cluster: Located, sink: DiagnosticSink) -> tuple[list[Resol
     _check_unique(list(enumerate(spec.cohorts)), lambda ic: ic[1].name,
                   lambda ic: cluster.position("spec", "cohorts", ic[0], "name"), "cohort", sink)
     names = {c.name for c in spec.cohorts}
-    if name in names:
+    if name in names and spec.rootCohort:
         index = next(i for i, c in enumerate(spec.cohorts) if c.name == name)
         sink.error(codes.DUPLICATE_NAME,
                    f"cohort '{name}' has the cluster's name, which is reserved for the root cohort that "
@@ -62,7 +62,7 @@ def _resolve_cohorts(cluster: Located, sink: DiagnosticSink) -> tuple[list[Resol
     for cycle in cycles(parents):
         sink.error(codes.COHORT_CYCLE, "cohort parents form a cycle: " + " -> ".join(cycle + cycle[:1]),
                    cluster.position("spec", "cohorts", index_of[cycle[0]], "parent"))
-    root = name if spec.cohorts else None
+    root = name if spec.cohorts and spec.rootCohort else None
     resolved = [ResolvedCohort(c, c.parent if c.parent is not None else root, i)
                 for i, c in enumerate(spec.cohorts)]
     return resolved, root
@@ -254,7 +254,8 @@ def _team_cohort(team: Located, cluster: ResolvedCluster, sink: DiagnosticSink) 
                    + (f"; cohorts of '{cluster.name}': {', '.join(sorted(cohort_names))}" if cohort_names
                       else f"; cluster '{cluster.name}' declares no cohorts"),
                    team.position("spec", "cohort"))
-    if cohort is None:
+    if cohort is None and cluster.spec.rootCohort:
+        # Without a root cohort (rootCohort: false, as import writes it) a team names its cohort or has none.
         cohort = next((c.spec.name for c in cluster.cohorts if c.spec.parent is None), None)
     if cohort is None:
         for field in ("burst", "lend"):

@@ -44,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "deliver": {"core", "language", "stages", "simulate", "cli"},
     "capacity": {"core", "language", "mig", "runtime", "stages", "simulate", "cli"},
     "sandbox": {"core", "evaluator", "stages", "cli"},
+    "importer": {"core", "evaluator", "stages", "cli"},
     "drift": {"core", "evaluator", "stages", "cli"},
     "speedups": set(),
     "compiler": {"speedups", "cli"},
