@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from compiler.evaluator.models import FlavorResource, Workload
+from compiler.evaluator.statuses import WorkloadStatus
 
 # Each scheduling-equivalence class seen in this process, as a number: queues look classes up at
 # every push and pop, and a number hashes at once where the class's nested tuple of pod-set
@@ -31,7 +32,7 @@ class WorkloadInfo:
         self.holds_quota = False
         self.held_before = False          # held quota in the input
         self.reserved_rank: tuple = (0.0, 0)  # quota reservation time; later = more recent
-        self.status = "pending"
+        self.status = WorkloadStatus.PENDING
         self.reason = ""
         self.reason_code = ""
         self.preempted_by: str | None = None
