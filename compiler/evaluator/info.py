@@ -11,6 +11,17 @@ from compiler.evaluator.statuses import WorkloadStatus
 _CLASS_IDS: dict[tuple, int] = {}
 
 
+# What of a workload is the engine's state (every field a later cycle reads or the result
+# reports, changed by the run), declared here once: circles.fingerprint reads each of them (a run
+# whose state repeats is in a circle; tests/evaluator/test_circles.py keeps the two in step). The
+# other fields are the input, or answers worked out from the state (caches, the last assignment
+# an explanation shows). A new field goes into one of the two.
+STATE_FIELDS = ("cluster_queue", "usage", "flavors", "counts", "holds_quota", "reserved_rank", "status", "reason",
+                "reason_code", "preempted_by", "borrowing", "last_tried", "tried_at", "sticky", "pending_victims")
+DERIVED_FIELDS = ("workload", "held_before", "key", "uid", "_hash", "_order", "nomination", "reads", "explain",
+                  "last_assignment")
+
+
 class WorkloadInfo:
     """One workload as the engine tracks it (a plain class with slots, not a dataclass: a
     simulation makes one per job and reads its fields millions of times; the compiled engine
