@@ -250,3 +250,28 @@ def test_layers_are_named_and_need_what_they_work_over() -> None:
     assert EngineLayers.only("quiet_queues").on() == ["nomination_cache", "quiet_queues"]
     assert EngineLayers.none().on() == [] and EngineLayers().on() == list(LAYERS)
     assert Engine(load_manifests([]), reuse=False).layers.on() == ["circles"]  # (reuse=False: every cache off)
+
+
+def test_a_readings_pairs_are_declared_once() -> None:
+    """`_reading_pairs` declares the pairs a reading's answer depends on; `_reading_touches`
+    asks the same of a set of pairs without building the tuple. They agree on every reading
+    the nominations of a churning run kept, for every pair and every set of pairs in play."""
+    from compiler.evaluator.nomination_cache import _reading_pairs, _reading_touches
+
+    engine = Engine(load_manifests(_world(False, seed=3, workloads=200)))
+    kept = {}
+    for _ in range(30):
+        engine.run(1)
+        kept.update((id(info.nomination), info.nomination) for info in engine.infos.values())
+    readings = [reading for nomination in kept.values() if nomination is not None
+                for reading in (nomination.readings or ())]
+    pairs = sorted({fr for node in engine.nodes.values() for fr in node.quotas})
+    rnd = random.Random(1)
+    sets = [{fr} for fr in pairs] + [set(rnd.sample(pairs, 2)) for _ in range(20)] + [set()]
+    kinds = set()
+    for kind, what, amount, _ in readings:
+        kinds.add(kind)
+        declared = set(_reading_pairs(kind, what, amount))
+        for frs in sets:
+            assert _reading_touches(frs, kind, what, amount) == bool(frs & declared), (kind, what, amount, frs)
+    assert len(kinds) == 3, kinds  # quota, oracle and targets readings were all compared
