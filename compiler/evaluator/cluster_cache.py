@@ -32,15 +32,10 @@ class ClusterCache:
     modes) add behaviour only."""
 
     def __init__(self, state: ClusterState, reuse: bool = True, layers: EngineLayers | None = None) -> None:
-        """`layers`: the optional layers to run with (layers.py). Without, all of them; with
-        `reuse=False`, every cache off: nominations and preemption searches recomputed, each
-        search made whole, the tournament run again, every queue walked (the reference older
-        tests compare with; circle detection stays, `run(circles=False)` turns it off)."""
+        """`layers`: the optional layers to run with (see `EngineLayers.chosen` for `reuse`)."""
         self.state = state
         self.reuse = reuse
-        if layers is None:
-            layers = EngineLayers() if reuse else EngineLayers.only("circles")
-        self.layers = layers
+        self.layers = EngineLayers.chosen(layers, reuse)
         self.config = state.configuration
         self.fair_sharing = self.config.fair_sharing
         self.infos: dict[str, WorkloadInfo] = {}
@@ -70,8 +65,7 @@ class ClusterCache:
         self._quiet_order: list[tuple[int, str]] = []
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}
-        # name -> the queue's trail when found quiet, with the versions of the pairs its heads
-        # read (quiet_queues.CheckedTrail)
+        # name -> its trail when found quiet, and what its heads read (quiet_queues.CheckedTrail)
         self._quiet_checked: dict[str, object] = {}
         # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
         # would have), and quiet queues woken and walked after all.
@@ -114,8 +108,7 @@ class ClusterCache:
         self._tournament_keys: dict[str, tuple] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
-                                   self.config.preemption_strategies, self.layers.preemption_cache,
-                                   self.layers.fair_search_shortcuts)
+                                   self.config.preemption_strategies, *self.layers.preemption_layers())
         self._assigners: dict[str, FlavorAssigner] = {}
         self._load_workloads()
 

@@ -42,6 +42,16 @@ class EngineLayers:
                 raise ValueError(f"engine layer {name} works over {missing[0]}, which is off")
 
     @classmethod
+    def chosen(cls, layers: "EngineLayers | None", reuse: bool = True) -> "EngineLayers":
+        """`layers` if given; else all of them, or with `reuse=False` (the older switch) every
+        cache off: nominations and preemption searches recomputed, each search made whole, the
+        tournament run again, every queue walked. Circle detection stays on then: it has its
+        own switch too, `Engine.run(circles=False)`."""
+        if layers is not None:
+            return layers
+        return cls() if reuse else cls.only("circles")
+
+    @classmethod
     def none(cls) -> "EngineLayers":
         """The plain engine."""
         return cls(**{name: False for name in LAYERS})
@@ -53,6 +63,10 @@ class EngineLayers:
         for name in names:
             wanted.update(LAYERS[name][1] if name in LAYERS else ())
         return cls(**{name: name in wanted for name in LAYERS})
+
+    def preemption_layers(self) -> tuple[bool, bool]:
+        """The preemptor's switches: (its answers kept, fair-sharing searches cut short)."""
+        return self.preemption_cache, self.fair_search_shortcuts
 
     def on(self) -> list[str]:
         return [name for name in LAYERS if getattr(self, name)]
