@@ -13,6 +13,7 @@ from typing import Callable
 from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, ResourceFlavor, flavor_resource
 from compiler.core.quantity import format_units
 from compiler.evaluator.selectors import requirement_matches
+from compiler.evaluator.statuses import ReadingKind
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
 # Preemption modes, worst to best (Kueue's preemptionMode order).
@@ -224,7 +225,7 @@ class Assignment:
 _UNSET = object()
 # Kinds of reading an assignment records (FlavorAssigner.readings): the quota tree's answer
 # for a request (borrowing height, may reclaim, available) and the preemption oracle's.
-QUOTA_READING, ORACLE_READING = "quota", "oracle"
+QUOTA_READING, ORACLE_READING = ReadingKind.QUOTA, ReadingKind.ORACLE
 
 # oracle(fr, quantity) -> (mode in {NO_CANDIDATES, PREEMPT, RECLAIM}, borrowing level after)
 Oracle = Callable[[FlavorResource, int], tuple[int, int]]

@@ -51,14 +51,15 @@ class ClassicalPreemption:
         if not self._may_fit(request, node, same + hierarchy + others):
             return []
         groups = [hierarchy, others, same]
-        present = [any(self._offers(request, name) for name, _, _ in group) for group in groups]
+        in_hierarchy, in_others, in_same = [any(self._offers(request, name) for name, _, _ in group)
+                                             for group in groups]
         forbidden = policy.borrow_within_cohort == "Never"
-        no_other = not present[0] and not present[1]
-        if no_other and not present[2]:
+        no_other = not in_hierarchy and not in_others
+        if no_other and not in_same:
             return []
         if no_other or (forbidden and not _under_nominal(node, request.frs)):
             attempts = [True]
-        elif forbidden and not present[0]:
+        elif forbidden and not in_hierarchy:
             attempts = [False, True]
         else:
             attempts = [True, False]

@@ -9,6 +9,7 @@ from compiler.evaluator.preemption cimport Preemptor
 cdef class ClusterCache:
     cdef public object state
     cdef public object reuse          # (the constructor's argument as given, not a C bool)
+    cdef public object layers
     cdef public object config
     cdef public object fair_sharing   # (the configuration's value as given, not a C bool)
     cdef public dict infos

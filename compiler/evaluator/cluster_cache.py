@@ -5,15 +5,16 @@ pkg/cache/queue/manager.go)."""
 
 from __future__ import annotations
 
-from typing import Callable
 
 from compiler.evaluator.assigner import FlavorAssigner
 from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.layers import EngineLayers
 from compiler.evaluator.models import ClusterState, Workload, flavor_resource
 from compiler.evaluator.preemption import Preemptor
 from compiler.evaluator.queue_manager import PendingQueue
 from compiler.evaluator.selectors import label_selector_matches
+from compiler.evaluator.statuses import WorkloadStatus
 from compiler.evaluator.tree import QuotaNode
 from compiler.core.parent_cycles import cycles
 
@@ -30,11 +31,11 @@ class ClusterCache:
     they start from: the layers above (nomination, processing, quiet queues, the cycle, the run
     modes) add behaviour only."""
 
-    def __init__(self, state: ClusterState, reuse: bool = True) -> None:
-        """`reuse=False` recomputes every nomination and preemption search (the reference the
-        tests compare the reusing engine with)."""
+    def __init__(self, state: ClusterState, reuse: bool = True, layers: EngineLayers | None = None) -> None:
+        """`layers`: the optional layers to run with (see `EngineLayers.chosen` for `reuse`)."""
         self.state = state
         self.reuse = reuse
+        self.layers = EngineLayers.chosen(layers, reuse)
         self.config = state.configuration
         self.fair_sharing = self.config.fair_sharing
         self.infos: dict[str, WorkloadInfo] = {}
@@ -64,8 +65,8 @@ class ClusterCache:
         self._quiet_order: list[tuple[int, str]] = []
         self._moment_cycle = 0
         self._quiet_versions: dict[int, int] = {}
-        # name -> (trail, reader, versions) of the pairs the trail's heads read, when found quiet
-        self._quiet_checked: dict[str, tuple[list[WorkloadInfo], Callable[[], object], object]] = {}
+        # name -> its trail when found quiet, and what its heads read (quiet_queues.CheckedTrail)
+        self._quiet_checked: dict[str, object] = {}
         # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
         # would have), and quiet queues woken and walked after all.
         self.quiet_heads = 0
@@ -107,7 +108,7 @@ class ClusterCache:
         self._tournament_keys: dict[str, tuple] = {}
         self._build_tree()
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
-                                   self.config.preemption_strategies, reuse)
+                                   self.config.preemption_strategies, *self.layers.preemption_layers())
         self._assigners: dict[str, FlavorAssigner] = {}
         self._load_workloads()
 
@@ -198,11 +199,11 @@ class ClusterCache:
                 self._load_admitted(info)
                 continue
             if workload.invalid is not None:
-                info.status = "inadmissible"
+                info.status = WorkloadStatus.INADMISSIBLE
                 info.reason_code, info.reason = workload.invalid
                 continue
             if not workload.active:
-                info.status = "inadmissible"
+                info.status = WorkloadStatus.INADMISSIBLE
                 info.reason_code, info.reason = "Inactive", "The workload is deactivated"
                 continue
             self._enqueue(info)
@@ -212,10 +213,10 @@ class ClusterCache:
         cq, code, message = self._resolve_queue(info.workload)
         info.cluster_queue = cq
         if code:
-            info.status = "inadmissible"
+            info.status = WorkloadStatus.INADMISSIBLE
             info.reason_code, info.reason = code, message
             return
-        info.status = "pending"
+        info.status = WorkloadStatus.PENDING
         info.reason_code, info.reason = "Pending", "Waiting to be scheduled"
         self.queues[cq].add(info)
 
@@ -224,7 +225,7 @@ class ClusterCache:
         admission = workload.admission
         info.cluster_queue = admission.cluster_queue
         info.holds_quota = info.held_before = True
-        info.status = "running"
+        info.status = WorkloadStatus.RUNNING
         info.reason_code = QUOTA_RESERVED
         info.reason = f"Quota reserved in ClusterQueue {admission.cluster_queue}"
         for psa in admission.podsets:

@@ -10,13 +10,14 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import Workload
 from compiler.evaluator.quiet_queues import _head_count
 from compiler.evaluator.scheduler import Scheduler
+from compiler.evaluator.statuses import WorkloadStatus
 
 class Engine(Scheduler):
     """Kueue's admission engine over a ClusterState (see docs/engine.md for its layers)."""
 
     def run(self, cycles: int | None = None, limit: int | None = None,
             after_cycle: Callable[["Engine"], None] | None = None, repeats: int | None = None,
-            circles: bool = True) -> None:
+            circles: bool | None = None) -> None:
         """N cycles, or until a cycle changes nothing. `after_cycle` sees the engine after each
         cycle (a command's progress line), and changes nothing.
 
@@ -26,7 +27,8 @@ class Engine(Scheduler):
         cluster churns on in real time, a simulation has to move on to its next event. Evaluate
         leaves it unset and runs to its cycle cap, as the oracle does; with `circles` a run that
         comes back to a state it was in gets the cap's state from the circle's period instead
-        (circles.py; False runs every cycle, the reference for tests)."""
+        (circles.py; False runs every cycle, the reference for tests; None: as
+        `layers.circles` says)."""
         if cycles is not None:
             for _ in range(cycles):
                 self.run_cycle()
@@ -38,6 +40,8 @@ class Engine(Scheduler):
         limit = limit if limit is not None else 8 * len(self.infos) + 100
         seen: dict[int, int] = {}
         holders = self.holders_print
+        if circles is None:
+            circles = self.layers.circles
         finder = CircleFinder(self) if circles and repeats is None else None
         self.circle_finder = finder
         start = self.cycle
@@ -95,7 +99,7 @@ class Engine(Scheduler):
         self.admitted[info.cluster_queue].pop(key, None)
         self.preemptor.untrack(info)
         info.holds_quota = False
-        info.status = "finished"
+        info.status = WorkloadStatus.FINISHED
         root = self._requeue_root(info)
         if root is not None:
             # Done when something next looks at the queues (a submission, a cycle), unless a
@@ -106,7 +110,7 @@ class Engine(Scheduler):
         """A moment of a live cluster (simulate): `rescan`, then `run` to quiescence. A queue
         whose moment is provably the one it had last time is not walked again (see
         `_quiet_queues`); the engine ends in the state the walk would have left."""
-        self.rescan(quiet=self.reuse and not self.fair_sharing)
+        self.rescan(quiet=self.layers.quiet_queues and not self.fair_sharing)
         try:
             # (A moment has state of its own, the quiet queues' walk, that a circle's
             # fingerprint does not hold: simulate stops circles by `repeats` instead.)

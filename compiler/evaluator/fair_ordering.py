@@ -40,8 +40,11 @@ class TargetOrdering:
         self._children = children
 
     def has_workload(self, name: str) -> bool:
-        found = self.targets.get(name)
-        return found is not None and self.cursors[name] < found[1]
+        found = self.targets.get(name)  # (workloads, end)
+        if found is None:
+            return False
+        _, end = found
+        return self.cursors[name] < end
 
     def head(self, name: str) -> WorkloadInfo:
         return self.targets[name][0][self.cursors[name]][1]
@@ -124,8 +127,10 @@ class TargetOrdering:
         queue, or one it may take from), with `evictions`, the number of evictions made so
         far; None when there is none. `known`, an earlier answer, still holds while its queue
         has workloads left and nothing was evicted since (the tree is the same)."""
-        if known is not None and known[1] == evictions and self.has_workload(known[0]):
-            return known
+        if known is not None:
+            name, evictions_then = known
+            if evictions_then == evictions and self.has_workload(name):
+                return known
         own, cursors, almosts = self.preemptor_node.name, self.cursors, self._almosts
         for name, (_, end) in self.targets.items():
             if cursors[name] < end:

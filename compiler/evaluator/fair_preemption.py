@@ -66,11 +66,9 @@ class FairSharingPreemption:
         if not holders:
             self.reads = SearchReads(request.frs | request.usage.keys(), [], [], [])
             return []
-        own = candidates.get(request.cq)
-        own_holds = own is not None and own[1] > 0  # the preemptor's queue has candidates
+        own_holds = _holds(candidates.get(request.cq))  # the preemptor's queue has candidates
         if reclaim is not None:
-            as_borrower = reclaim.entries.get(request.cq)
-            as_borrower = as_borrower is not None and as_borrower[1] > 0  # ... as a borrower
+            as_borrower = _holds(reclaim.entries.get(request.cq))  # ... as a borrower
         if reclaim is None or (own_holds and not as_borrower):
             # (the queues with candidates are not those of `reclaim`)
             paths = self._paths_to(node, holders)
@@ -382,3 +380,11 @@ def _by_queue(infos: list[WorkloadInfo]) -> dict[str, tuple[list, int]]:
     for info in infos:
         groups.setdefault(info.cluster_queue, []).append((None, info))
     return {name: (pairs, len(pairs)) for name, pairs in groups.items()}
+
+
+def _holds(entry: tuple[list, int] | None) -> bool:
+    """Whether a queue's (workloads, end) entry among the candidates holds any."""
+    if entry is None:
+        return False
+    _, end = entry
+    return end > 0

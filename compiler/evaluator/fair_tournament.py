@@ -68,9 +68,8 @@ class FairTournament:
         self.remaining = entries
         self._names = sorted(entries)  # the remaining CQ names in order, read from `_first`
         self._first = 0
-        # id(cohort) -> [its stamp, [(key, head)] sorted, {id(child): its (key, head) there},
-        #                {id(child): the child's stamp then}]
-        self._ranked: dict[int, list] = {}
+        # id(cohort) -> its competitors ranked (_Ranking)
+        self._ranked: dict[int, _Ranking] = {}
         self._memo: dict = {} if memo is None else memo
         # The cohorts some entry is under (by id), each with its child cohorts that are too and
         # its ClusterQueues that have an entry: only those compete. A cycle of a simulation
@@ -122,12 +121,11 @@ class FairTournament:
         return winner
 
     def _winner(self, cohort: QuotaNode) -> H | None:
-        ranked = self._rank(cohort)[1]
-        return ranked[0][1] if ranked else None
+        return _first_head(self._rank(cohort).ranked)
 
-    def _rank(self, cohort: QuotaNode) -> list:
+    def _rank(self, cohort: QuotaNode) -> "_Ranking":
         cached = self._ranked.get(id(cohort))
-        if cached is not None and cached[0] == cohort.stamp:
+        if cached is not None and cached.stamp == cohort.stamp:
             return cached
         child_cohorts, child_cqs = self._live[id(cohort)]
         if cached is not None:
@@ -144,15 +142,15 @@ class FairTournament:
             head = remaining.get(child.name)
             if head is not None:
                 by_child[id(child)] = (self._key(head, cohort), head)
-        cached = self._ranked[id(cohort)] = [cohort.stamp, sorted(by_child.values(), key=itemgetter(0)), by_child,
-                                             stamps]
+        cached = self._ranked[id(cohort)] = _Ranking(cohort.stamp, sorted(by_child.values(), key=itemgetter(0)),
+                                                     by_child, stamps)
         return cached
 
-    def _rerank(self, cohort: QuotaNode, cached: list, child_cohorts: list[QuotaNode],
-                child_cqs: list[QuotaNode]) -> list:
+    def _rerank(self, cohort: QuotaNode, cached: "_Ranking", child_cohorts: list[QuotaNode],
+                child_cqs: list[QuotaNode]) -> "_Ranking":
         """`cohort`'s ranking brought up to date: the entry of each child whose stamp moved is
         taken out and put back with its branch's winner and key now."""
-        _, ranked, by_child, stamps = cached
+        ranked, by_child, stamps = cached.ranked, cached.by_child, cached.stamps
         for is_cohort, children in ((True, child_cohorts), (False, child_cqs)):
             for child in children:
                 key = id(child)
@@ -166,7 +164,7 @@ class FairTournament:
                 if head is not None:
                     entry = by_child[key] = (self._key(head, cohort), head)
                     ranked.insert(bisect_left(ranked, entry[0], key=itemgetter(0)), entry)
-        cached[0] = cohort.stamp
+        cached.stamp = cohort.stamp
         return cached
 
     def _key(self, head: H, cohort: QuotaNode) -> tuple:
@@ -180,22 +178,61 @@ class FairTournament:
         following: H | None = None  # the branch's new winner (none left under a picked queue)
         while cohort is not None:
             cached = self._ranked.get(id(cohort))
-            if cached is None or cached[0] != cohort.stamp:
+            if cached is None or cached.stamp != cohort.stamp:
                 # (not so: then this ranking and those above are made afresh when read, as a
                 # ranking brought up to date would keep the picked head)
                 while cohort is not None:
                     self._ranked.pop(id(cohort), None)
                     cohort = cohort.parent
                 return
-            _, ranked, by_child, _ = cached
+            ranked, by_child = cached.ranked, cached.by_child
             entry = by_child.pop(id(child))
             del ranked[bisect_left(ranked, entry[0], key=itemgetter(0))]
             if following is not None:
                 entry = (self._key(following, cohort), following)
                 by_child[id(child)] = entry
                 ranked.insert(bisect_left(ranked, entry[0], key=itemgetter(0)), entry)
-            following = ranked[0][1] if ranked else None
+            following = _first_head(ranked)
             child, cohort = cohort, cohort.parent
+
+
+class _Ranking:
+    """A cohort's competitors in the tournament, valid while the cohort's stamp is `stamp`:
+    (key, head) pairs sorted by key, each child's pair there (by id), and each child's stamp
+    when its pair was made."""
+
+    __slots__ = ("stamp", "ranked", "by_child", "stamps")
+
+    def __init__(self, stamp: int, ranked: list[tuple], by_child: dict[int, tuple], stamps: dict[int, int]) -> None:
+        self.stamp = stamp
+        self.ranked = ranked
+        self.by_child = by_child
+        self.stamps = stamps
+
+
+class _HeadKeys:
+    """A head's tournament keys at each cohort on its queue's path (`_head_keys`'s memo, per
+    ClusterQueue): for this workload with this usage, `found` (cohort name -> key) is current at
+    each level of `path` whose node's version is the one in `versions` (-1: not computed)."""
+
+    __slots__ = ("info", "versions", "path", "parents", "found", "usage")
+
+    def __init__(self, info: WorkloadInfo, versions: list[int], path: list[QuotaNode], parents: list[str],
+                 found: dict[str, tuple], usage: dict[FlavorResource, int]) -> None:
+        self.info = info
+        self.versions = versions
+        self.path = path            # the queue and its cohorts below the root
+        self.parents = parents      # the cohort each level's key is for
+        self.found = found
+        self.usage = usage
+
+
+def _first_head(ranked: list[tuple]) -> Head | None:
+    """The head of the first (key, head) pair of a ranking, if any."""
+    if not ranked:
+        return None
+    _, head = ranked[0]
+    return head
 
 
 def _best(cohort: QuotaNode, candidates: list[H], nodes: Mapping[str, QuotaNode], memo: dict) -> H | None:
@@ -219,12 +256,12 @@ def _head_keys(cq: QuotaNode, entry: Head, memo: dict, upto: str | None = None) 
     nominated again with the same usage."""
     cached = memo.get(cq.name)
     info = entry.info
-    if cached is None or cached[0] is not info or cached[5] != entry.usage:
+    if cached is None or cached.info is not info or cached.usage != entry.usage:
         ancestors = list(cq.ancestors())
         path = [cq] + ancestors[:-1]  # the root's own share is never read
-        cached = memo[cq.name] = (info, [-1] * len(path), path, [a.name for a in ancestors], {},
-                                  dict(entry.usage))
-    _, versions, path, parents, found, _ = cached
+        cached = memo[cq.name] = _HeadKeys(info, [-1] * len(path), path, [a.name for a in ancestors], {},
+                                           dict(entry.usage))
+    versions, path, parents, found = cached.versions, cached.path, cached.parents, cached.found
     last = len(path) if upto is None else parents.index(upto) + 1
     first = 0
     while first < last and versions[first] == path[first].version:

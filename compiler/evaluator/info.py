@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from compiler.evaluator.models import FlavorResource, Workload
+from compiler.evaluator.statuses import WorkloadStatus
 
 # Each scheduling-equivalence class seen in this process, as a number: queues look classes up at
 # every push and pop, and a number hashes at once where the class's nested tuple of pod-set
 # shapes is hashed anew at every lookup. (One entry per distinct shape and priority.)
 _CLASS_IDS: dict[tuple, int] = {}
+
+
+# What of a workload is the engine's state (every field a later cycle reads or the result
+# reports, changed by the run), declared here once: circles.fingerprint reads each of them (a run
+# whose state repeats is in a circle; tests/evaluator/test_circles.py keeps the two in step). The
+# other fields are the input, or answers worked out from the state (caches, the last assignment
+# an explanation shows). A new field goes into one of the two.
+STATE_FIELDS = ("cluster_queue", "usage", "flavors", "counts", "holds_quota", "reserved_rank", "status", "reason",
+                "reason_code", "preempted_by", "borrowing", "last_tried", "tried_at", "sticky", "pending_victims")
+DERIVED_FIELDS = ("workload", "held_before", "key", "uid", "_hash", "_order", "nomination", "reads", "explain",
+                  "last_assignment")
 
 
 class WorkloadInfo:
@@ -31,7 +43,7 @@ class WorkloadInfo:
         self.holds_quota = False
         self.held_before = False          # held quota in the input
         self.reserved_rank: tuple = (0.0, 0)  # quota reservation time; later = more recent
-        self.status = "pending"
+        self.status = WorkloadStatus.PENDING
         self.reason = ""
         self.reason_code = ""
         self.preempted_by: str | None = None

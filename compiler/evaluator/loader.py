@@ -46,7 +46,7 @@ class _Loader(QueueObjectReaders, WorkloadReaders):
         self.pods: list[tuple[dict, SourcePosition | None]] = []
         # kueue-policy's team priority policies in the input, applied to jobs as the API server would.
         self.priority_defaults = PriorityDefaults()
-        self._group_cache: dict[int, tuple[list, list[ResourceGroup]]] = {}
+        self._group_cache: dict[int, object] = {}  # id(resourceGroups) -> loader_queues.ParsedGroups
 
     def warn(self, code: str, message: str, where: SourcePosition | None) -> None:
         self.warnings.append(Diagnostic(code, message, where, Severity.WARNING))

@@ -16,6 +16,16 @@ from compiler.evaluator.models import (
 )
 from compiler.core.quantity import QuantityError, parse_quantity, to_units
 
+class ParsedGroups:
+    """A resourceGroups list and what it parsed to (kept per list: see `resource_groups`)."""
+
+    __slots__ = ("source", "groups")
+
+    def __init__(self, source: list, groups: list[ResourceGroup]) -> None:
+        self.source = source
+        self.groups = groups
+
+
 class QueueObjectReaders:
     """Readers of the kinds that make the quota tree and its queues (a part of `_Loader`)."""
 
@@ -35,11 +45,11 @@ class QueueObjectReaders:
         # share one resourceGroups list between them: parse it once. The parsed groups are never
         # mutated after loading; the cache keeps the list alive so its id cannot be reused.
         cached = self._group_cache.get(id(groups_value))
-        if cached is not None and cached[0] is groups_value:
-            return cached[1]
+        if cached is not None and cached.source is groups_value:
+            return cached.groups
         groups = self._parse_resource_groups(groups_value)
         if isinstance(groups_value, list) and groups_value:
-            self._group_cache[id(groups_value)] = (groups_value, groups)
+            self._group_cache[id(groups_value)] = ParsedGroups(groups_value, groups)
         return groups
 
     def _parse_resource_groups(self, groups_value: object) -> list[ResourceGroup]:

@@ -20,6 +20,11 @@ cdef class Nomination:
     cdef public object frs
 
 
+cdef class PairsRead:
+    cdef public object cq
+    cdef public list frs
+
+
 cdef class CachedNominator(Nominator):
     @cython.locals(node=QuotaNode, index=Py_ssize_t)
     cpdef _retrace(self, WorkloadInfo info, cq_name, readings, changed)

@@ -66,11 +66,25 @@ class Nomination:
         self.frs = frs
 
 
+class PairsRead:
+    """The (flavor, resource) pairs any nomination of a workload in a ClusterQueue can read
+    (`CachedNominator._reads`), kept on the workload for the last queue asked."""
+
+    __slots__ = ("cq", "frs")
+
+    def __init__(self, cq: str, frs: list[FlavorResource]) -> None:
+        self.cq = cq
+        self.frs = frs
+
+
 class CachedNominator(Nominator):
-    """Nomination with the cache in front (`reuse`); without it, the plain nomination."""
+    """Nomination with the cache in front (`layers.nomination_cache`, and the sharing of a
+    nomination within its equivalence class, `layers.class_nominations`); without it, the plain
+    nomination."""
 
     def _nominate_cached(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
-        if not self.reuse:
+        layers = self.layers
+        if not layers.nomination_cache:
             return self.get_assignment(info, cq_name)
         scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
         cached = info.nomination
@@ -80,7 +94,8 @@ class CachedNominator(Nominator):
                 return found.assignment, found.targets
         # The last failure or fit of the workload's equivalence class in this queue from this
         # scan position (another workload's, or its own before a scan elsewhere).
-        class_key = None if self.fair_sharing else (cq_name, info.scheduling_hash, scan)
+        class_key = None if self.fair_sharing or not layers.class_nominations else (
+            cq_name, info.scheduling_hash, scan)
         shared = self._class_nominations.get(class_key) if class_key is not None else None
         found = self._reuse(info, shared, False) if shared is not None and shared is not cached else None
         if found is not None:
@@ -141,7 +156,7 @@ class CachedNominator(Nominator):
             self.reused_failures += 1
         info.nomination = Nomination(cq_name, cached.scan, reader, state, assignment, cached.targets, readings,
                                      cached.frs)
-        if not self.fair_sharing:
+        if not self.fair_sharing and self.layers.class_nominations:
             self._class_nominations[(cq_name, info.scheduling_hash, cached.scan)] = info.nomination
         return info.nomination
 
@@ -162,13 +177,18 @@ class CachedNominator(Nominator):
             if changed is not None and not _reading_touches(changed, kind, what, amount):
                 continue
             if kind == QUOTA_READING:
-                now = (*height_of_lowest_subtree_that_fits(node, what, amount), node.available(what))
+                # (borrowing height, whether reclaiming could help, the unused amount)
+                height, may_reclaim = height_of_lowest_subtree_that_fits(node, what, amount)
+                unused = node.available(what)
+                now = (height, may_reclaim, unused)
                 if now != answer:
-                    if now[:2] != answer[:2] or (amount <= now[2]) != (amount <= answer[2]):
+                    height_then, may_reclaim_then, unused_then = answer
+                    if height != height_then or may_reclaim != may_reclaim_then or (
+                            (amount <= unused) != (amount <= unused_then)):
                         return None
-                    if amount > now[2]:
-                        messages[unused_quota_message(what, amount, answer[2])] = unused_quota_message(
-                            what, amount, now[2])
+                    if amount > unused:
+                        messages[unused_quota_message(what, amount, unused_then)] = unused_quota_message(
+                            what, amount, unused)
             elif kind == ORACLE_READING:
                 oracle = oracle or self._oracle_for(info, cq_name)
                 now = oracle(what, amount)
@@ -185,7 +205,8 @@ class CachedNominator(Nominator):
     def _reads(self, info: WorkloadInfo, cq_name: str) -> tuple:
         """The (flavor, resource) pairs any flavor assignment of this workload in this queue
         can look at: every flavor of the groups covering a requested resource."""
-        if info.reads is None or info.reads[0] != cq_name:
+        reads = info.reads
+        if reads is None or reads.cq != cq_name:
             assigner = self.assigner(cq_name)
             groups = self.state.cluster_queues[cq_name].resource_groups
             resources = {res for ps in info.workload.podsets for res in ps.per_pod}
@@ -197,8 +218,8 @@ class CachedNominator(Nominator):
                 if index is not None:
                     group = groups[index]
                     frs.update(flavor_resource(f, r) for f in group.flavors for r in group.covered_resources)
-            info.reads = (cq_name, sorted(frs))
-        return info.reads[1]
+            reads = info.reads = PairsRead(cq_name, sorted(frs))
+        return reads.frs
 
     def _state_reader(self, info: WorkloadInfo, cq_name: str, readings: list[tuple] | None):
         """What a nomination's answer depends on besides the workload and its scan position:

@@ -12,9 +12,10 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.podset_reducer import PodSetReducer
 from compiler.evaluator.preemption import Target
+from compiler.evaluator.statuses import EntryStatus, ReadingKind
 from compiler.evaluator.tree import height_of_lowest_subtree_that_fits
 
-TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
+TARGETS_READING = ReadingKind.TARGETS  # a preemption search of the nomination itself (not the oracle's)
 
 
 def _found(targets: list[Target]) -> tuple:
@@ -31,7 +32,7 @@ class Entry:
         self.cq = cq
         self.assignment: Assignment | None = None
         self.targets: list[Target] = []
-        self.status = ""
+        self.status = EntryStatus.UNPROCESSED
         self.message = ""
         self.reason = ""
         self.skipped = False

@@ -6,6 +6,13 @@ cimport cython
 from compiler.evaluator.info cimport WorkloadInfo
 from compiler.evaluator.preemption_common cimport Snapshot
 
+cdef class KeptAnswer:
+    cdef public object reader
+    cdef public object state
+    cdef public tuple answer
+    cdef public object reads
+
+
 cdef class Preemptor:
     cdef public Snapshot snapshot
     # (the constructor's arguments as given, as Python keeps them: not C bools)
@@ -22,9 +29,9 @@ cdef class Preemptor:
 
     cpdef targets(self, WorkloadInfo preemptor, cq_name, frs, usage)
     cpdef pair_targets(self, WorkloadInfo preemptor, cq_name, fr, quantity)
-    @cython.locals(capped=tuple, cached=tuple)
+    @cython.locals(capped=KeptAnswer, cached=KeptAnswer)
     cpdef _kept(self, tuple key)
-    @cython.locals(cached=tuple)
+    @cython.locals(cached=KeptAnswer)
     cpdef _answer(self, tuple key, WorkloadInfo preemptor, cq_name, contested, usage)
     cpdef compares_creation(self, cq_name)   # (returns the answer it keeps)
 

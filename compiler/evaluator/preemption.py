@@ -7,10 +7,11 @@ the other."""
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
-from typing import Iterable
+from typing import Callable, Iterable
 
 from compiler.evaluator.classical import ClassicalPreemption
 from compiler.evaluator.fair_preemption import FairSharingPreemption
+from compiler.evaluator.fair_search_reads import SearchReads
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterQueue, FlavorResource
 from compiler.evaluator.preemption_common import (
@@ -26,20 +27,24 @@ LOWER_OR_NEWER = "LowerOrNewerEqualPriority"
 class Preemptor:
     def __init__(self, nodes: dict[str, QuotaNode], specs: dict[str, ClusterQueue],
                  admitted: dict[str, dict[str, WorkloadInfo]], fair_sharing: bool,
-                 strategies: list[str], reuse: bool = True) -> None:
+                 strategies: list[str], reuse: bool = True, shortcuts: bool | None = None) -> None:
+        """`reuse`: answers are kept while what they read holds (the preemption cache);
+        `shortcuts` (as `reuse` unless given): fair-sharing searches are cut short where their
+        end is known (FairSharingPreemption's `incremental`)."""
         self.snapshot = Snapshot(nodes, specs, admitted)
         self.fair_sharing = fair_sharing
         self.reuse = reuse
         self._reuse = False
-        # request -> (state reader, state, answer, what a fair-sharing search read besides)
-        self._answers: dict[tuple, tuple] = {}
-        # request -> (reader, state) of the preemptor's queue when the request was over the
-        # queue's own borrowingLimit: the answer is [] while that queue's workloads stay put,
-        # whatever the rest of the tree does.
-        self._capped: dict[tuple, tuple] = {}
+        # request -> its answer, kept while what the search read holds
+        self._answers: dict[tuple, KeptAnswer] = {}
+        # request -> [], kept on the versions of the preemptor's queue when the request was over
+        # the queue's own borrowingLimit: the answer is [] while that queue's workloads stay
+        # put, whatever the rest of the tree does.
+        self._capped: dict[tuple, KeptAnswer] = {}
         self._creation: dict[str, bool] = {}  # CQ -> does a policy compare creation times
         self._classical = None if fair_sharing else ClassicalPreemption(self.snapshot)
-        self._fair = FairSharingPreemption(self.snapshot, strategies, reuse) if fair_sharing else None
+        self._fair = FairSharingPreemption(
+            self.snapshot, strategies, reuse if shortcuts is None else shortcuts) if fair_sharing else None
         self.strategy: Strategy = self._classical or self._fair
         self._at_commit = _AtCommit(self)
 
@@ -118,11 +123,12 @@ class Preemptor:
     def _kept(self, key: tuple) -> list[Target] | None:
         """The kept answer of a request while what it read is unchanged, else None."""
         capped = self._capped.get(key)
-        if capped is not None and capped[0]() == capped[1]:
+        if capped is not None and capped.reader() == capped.state:
             return []
         cached = self._answers.get(key)
-        if cached is not None and cached[0]() == cached[1] and (cached[3] is None or cached[3].shares_hold()):
-            return list(cached[2])
+        if cached is not None and cached.reader() == cached.state and (
+                cached.reads is None or cached.reads.shares_hold()):
+            return list(cached.answer)
         return None
 
     def _answer(self, key: tuple, preemptor: WorkloadInfo, cq_name: str, contested: frozenset,
@@ -130,7 +136,7 @@ class Preemptor:
         """Search, and keep the answer under `key` with the versions of what it read."""
         cached = self._answers.get(key)
         if cached is not None:
-            reader = cached[0]
+            reader = cached.reader
             state = reader()
         elif not self.fair_sharing:
             reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), False)
@@ -140,7 +146,7 @@ class Preemptor:
             # No search, classical or fair, can succeed while the queue's own workloads stay
             # put: the answer is kept on them alone, whatever the rest of the tree does.
             own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
-            self._capped[key] = (own, own())
+            self._capped[key] = KeptAnswer(own, own(), (), None)
             return []
         found = self.strategy.targets(request)
         reads = None
@@ -150,7 +156,7 @@ class Preemptor:
             reads = self._fair.reads
             reader = self.snapshot.version_reader(cq_name, reads.frs, False)
             state = reader()
-        self._answers[key] = (reader, state, tuple(found), reads)
+        self._answers[key] = KeptAnswer(reader, state, tuple(found), reads)
         return found
 
     def compares_creation(self, cq_name: str) -> bool:
@@ -161,6 +167,20 @@ class Preemptor:
             answer = self._creation[cq_name] = LOWER_OR_NEWER in (policy.within_cluster_queue,
                                                                    policy.reclaim_within_cohort)
         return answer
+
+
+class KeptAnswer:
+    """A search's answer as the preemptor keeps it, with what it depends on besides the request:
+    the commit versions of the pairs it read (`reader`'s answer, `state` when it was kept) and,
+    for a fair-sharing search, the shares it compared (`reads`, fair_search_reads.SearchReads)."""
+
+    __slots__ = ("reader", "state", "answer", "reads")
+
+    def __init__(self, reader: Callable[[], object], state: object, answer: tuple, reads: SearchReads | None) -> None:
+        self.reader = reader
+        self.state = state
+        self.answer = answer
+        self.reads = reads
 
 
 # The block the scheduler enters on every cycle, as a class: a generator-based context manager

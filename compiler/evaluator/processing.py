@@ -11,7 +11,14 @@ from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.nomination_cache import CachedNominator
 from compiler.evaluator.nominator import Entry
 from compiler.evaluator.preemption import HUMAN_REASONS, Target
+from compiler.evaluator.statuses import EntryStatus, WorkloadStatus
 from compiler.evaluator.tree import QuotaNode
+
+NO_FIT, NO_CANDIDATES, SKIPPED = EntryStatus.NO_FIT, EntryStatus.NO_CANDIDATES, EntryStatus.SKIPPED
+PREEMPTING, E_ADMITTED = EntryStatus.PREEMPTING, EntryStatus.ADMITTED
+PENDING, INADMISSIBLE = WorkloadStatus.PENDING, WorkloadStatus.INADMISSIBLE
+ADMITTED, PREEMPTED = WorkloadStatus.ADMITTED, WorkloadStatus.PREEMPTED
+
 
 class EntryProcessor(CachedNominator):
     """What a cycle does with each nominated head, and how a head goes back to its queue."""
@@ -22,7 +29,7 @@ class EntryProcessor(CachedNominator):
         changed = False
         for entry in entries:
             queue = self.queues[entry.cq]
-            if entry.status == "admitted":
+            if entry.status is E_ADMITTED:
                 queue.trail = None
                 continue
             changed |= self._requeue(entry)
@@ -30,7 +37,7 @@ class EntryProcessor(CachedNominator):
             if trail is None:
                 continue
             info = entry.info
-            if entry.status == "nofit" or (entry.status == "nocandidates" and not self._reserves(entry.cq)):
+            if entry.status is NO_FIT or (entry.status is NO_CANDIDATES and not self._reserves(entry.cq)):
                 if info.key in queue.inadmissible:
                     trail.append(info)
                     continue
@@ -57,12 +64,12 @@ class EntryProcessor(CachedNominator):
         info.last_assignment = assignment
         if mode == A_NO_FIT:
             entry.reason = assignment.no_fit_reason
-            entry.status = "nofit"
+            entry.status = NO_FIT
             self._remember_scan(info, entry.cq, assignment)
             return False
         if mode == A_PREEMPT and not entry.targets:
             entry.reason = WAITING_FOR_QUOTA
-            entry.status = "nocandidates"
+            entry.status = NO_CANDIDATES
             self._remember_scan(info, entry.cq, assignment)
             if self._reserves(entry.cq):
                 reserve = self._reservation(assignment, node)
@@ -73,7 +80,7 @@ class EntryProcessor(CachedNominator):
         # per head: compiled, these are C calls, which cannot hold a generator's closure)
         if any([t.info.key in preempted for t in entry.targets]):
             entry.skipped = True
-            entry.status = "skipped"
+            entry.status = SKIPPED
             entry.message = "Workload has overlapping preemption targets with another workload"
             entry.reason = WAITING_FOR_QUOTA
             self._remember_scan(info, entry.cq, assignment)
@@ -86,7 +93,7 @@ class EntryProcessor(CachedNominator):
                     break
         if not fits:
             entry.skipped = True
-            entry.status = "skipped"
+            entry.status = SKIPPED
             entry.message = "Workload no longer fits after processing another workload"
             entry.reason = WAITING_FOR_QUOTA
             self._remember_scan(info, entry.cq, assignment)
@@ -96,7 +103,7 @@ class EntryProcessor(CachedNominator):
         if mode == A_PREEMPT:
             node.add_all(assignment.usage)
             temporary.append((node, dict(assignment.usage)))
-            entry.status = "preempting"
+            entry.status = PREEMPTING
             entry.reason = WAITING_FOR_PREEMPTED
             entry.message += f". Pending the preemption of {len(entry.targets)} workload(s)"
             info.last_tried = None
@@ -104,7 +111,7 @@ class EntryProcessor(CachedNominator):
             preemptors.append((entry, entry.targets))
             return True
         self._admit(info, entry.cq, assignment)
-        entry.status = "admitted"
+        entry.status = E_ADMITTED
         return True
 
     def _remember_scan(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
@@ -153,7 +160,7 @@ class EntryProcessor(CachedNominator):
         info.flavors = {ps.name: {res: f[0] for res, f in sorted(ps.flavors.items())} for ps in assignment.podsets}
         info.counts = {ps.name: ps.count for ps in assignment.podsets}
         info.holds_quota = True
-        info.status = "admitted"
+        info.status = ADMITTED
         info.reason_code = QUOTA_RESERVED
         info.reason = f"Quota reserved in ClusterQueue {cq_name}"
         # Candidates are ordered by quota reservation time, then UID, as Kueue orders them. A
@@ -174,7 +181,7 @@ class EntryProcessor(CachedNominator):
         self.preemptor.track(info)
         self.holders_print ^= hash((info.key, cq_name))
         if self.journal is not None:
-            self.journal.append(("admitted", info, None))
+            self.journal.append((ADMITTED, info, None))
         queue = self.queues[cq_name]
         if queue.sticky is info:
             queue.sticky = None
@@ -193,7 +200,7 @@ class EntryProcessor(CachedNominator):
         victim.flavors = {}
         victim.counts = {}
         victim.borrowing = False
-        victim.status = "preempted"
+        victim.status = PREEMPTED
         victim.reason_code = "Preempted"
         uid = preemptor.workload.uid or "UNKNOWN"
         job_uid = preemptor.workload.job_uid or "UNKNOWN"
@@ -204,7 +211,7 @@ class EntryProcessor(CachedNominator):
         victim.last_tried = None  # a requeued workload starts a fresh flavor scan
         self._evicted_now.append(victim)
         if self.journal is not None:
-            self.journal.append(("preempted", victim, preemptor.key))
+            self.journal.append((PREEMPTED, victim, preemptor.key))
 
     def _requeue_root(self, info: WorkloadInfo) -> QuotaNode | None:
         """The cohort tree whose inadmissible workloads Kueue requeues when `info` releases its
@@ -236,10 +243,10 @@ class EntryProcessor(CachedNominator):
             # decision that matters, rather than the later pending message.
             pass
         else:
-            info.status = "pending"
+            info.status = PENDING
             info.reason_code = entry.reason or WAITING_FOR_QUOTA
             info.reason = entry.message
-        if entry.status == "preempting":
+        if entry.status is PREEMPTING:
             info.sticky = True
             self._scanned.add(info)
             queue.sticky = info if not queue.strict else queue.sticky
@@ -248,7 +255,7 @@ class EntryProcessor(CachedNominator):
             return True
         if entry.namespace_mismatch:
             if info.preempted_by is None:
-                info.status = "inadmissible"
+                info.status = INADMISSIBLE
             queue.set_aside(info)
             return True
         if queue.strict or entry.skipped:
@@ -256,19 +263,19 @@ class EntryProcessor(CachedNominator):
             if queue.strict and info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
                 # It keeps the head of its StrictFIFO queue, yet no cycle can admit it: the status
                 # says what Kueue's reason says, as on a BestEffortFIFO queue.
-                info.status = "inadmissible"
+                info.status = INADMISSIBLE
             # Back at the front with the same state: only a changed flavor-scan position makes
             # the next cycle differ (the engine is deterministic). A StrictFIFO head whose scan
             # alternates between flavors keeps changing, as it does in Kueue.
             return (info.last_tried or None) != entry.prev_tried
         if info.reason_code in INADMISSIBLE_REASONS and info.preempted_by is None:
-            info.status = "inadmissible"
+            info.status = INADMISSIBLE
         if info.last_tried and any([index != -1 for index in info.last_tried.values()]):
             # Kueue's requeueIfNotPresent: a flavor scan with flavors still to try (PendingFlavors)
             # goes back to the heap, so the next cycle resumes the scan where this one stopped.
             queue.push(info)
             return (info.last_tried or None) != entry.prev_tried
         queue.set_aside(info)
-        if entry.status in ("nofit", "nocandidates"):
+        if entry.status is NO_FIT or entry.status is NO_CANDIDATES:
             queue.bulk_move(info)
         return True

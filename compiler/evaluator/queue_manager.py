@@ -7,6 +7,9 @@ from __future__ import annotations
 import heapq
 
 from compiler.evaluator.info import WorkloadInfo
+from compiler.evaluator.statuses import WorkloadStatus
+
+PENDING = WorkloadStatus.PENDING
 
 class PendingQueue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
@@ -147,5 +150,5 @@ def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
     """A workload set aside with its equivalence class was not evaluated itself: it stays
     pending (as Kueue reports it), with the answer its class got as the reason."""
     if info.preempted_by is None:
-        info.status = "pending"
+        info.status = PENDING
         info.reason_code, info.reason = failed.reason_code, failed.reason

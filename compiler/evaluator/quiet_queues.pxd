@@ -10,11 +10,20 @@ from compiler.evaluator.processing cimport EntryProcessor
 from compiler.evaluator.queue_manager cimport PendingQueue
 
 
+cdef class CheckedTrail:
+    cdef public list trail
+    cdef public object reader
+    cdef public object state
+
+    cpdef bint holds(self, list heads)
+
+
 cdef class QuietQueues(EntryProcessor):
-    @cython.locals(queue=PendingQueue, quiet=dict, checked=dict, versions=dict)
+    @cython.locals(queue=PendingQueue, quiet=dict, checked=dict, versions=dict, last=CheckedTrail)
     cpdef dict _quiet_queues(self)
     @cython.locals(info=WorkloadInfo, frs=set, cached=Nomination)
     cpdef _trail_reader(self, name, list heads)
+    @cython.locals(last=CheckedTrail)
     cpdef Py_ssize_t _quiet_cycle(self)   # (a count of list entries: what len() gives)
     @cython.locals(queue=PendingQueue, info=WorkloadInfo, entry=Entry)
     cpdef _wake(self, name, cycles)

@@ -35,6 +35,21 @@ def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: PendingQueue, cq_name
 
 
 
+class CheckedTrail:
+    """A queue's trail found quiet, and the commit versions of every pair its heads' nominations
+    read then: it stays quiet while it is the queue's trail and those versions hold."""
+
+    __slots__ = ("trail", "reader", "state")
+
+    def __init__(self, trail: list[WorkloadInfo], reader: Callable[[], object], state: object) -> None:
+        self.trail = trail
+        self.reader = reader
+        self.state = state
+
+    def holds(self, heads: list[WorkloadInfo]) -> bool:
+        return self.trail is heads and self.reader() == self.state
+
+
 class QuietQueues(EntryProcessor):
     """The quiet queues of a moment: which they are, their heads counted cycle by cycle, their
     waking."""
@@ -61,13 +76,13 @@ class QuietQueues(EntryProcessor):
             # left the queue, none of its heads was nominated) and no pair its heads read
             # saw a commit: one reading of those pairs' versions instead of one per head.
             last = checked.get(name)
-            if last is not None and last[0] is heads and last[1]() == last[2]:
+            if last is not None and last.holds(heads):
                 quiet[name] = (queue, heads)
             elif _all_set_aside_as_is(heads, queue, name):
                 quiet[name] = (queue, heads)
                 reader = self._trail_reader(name, heads)
                 if reader is not None:
-                    checked[name] = (heads, reader, reader())
+                    checked[name] = CheckedTrail(heads, reader, reader())
         versions: dict[int, int] = {}
         for name in quiet:
             root = snapshot.root_of(name)
@@ -107,7 +122,7 @@ class QuietQueues(EntryProcessor):
                     continue
                 heads = self._quiet[name][1]
                 last = self._quiet_checked.get(name)
-                if last is not None and last[0] is heads and last[1]() == last[2]:
+                if last is not None and last.holds(heads):
                     continue
                 self._quiet_checked.pop(name, None)
                 for info in heads[cycle - 1:]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from compiler.evaluator.assigner import A_FIT, Assignment
 from compiler.core.quantity import format_units
+from compiler.evaluator.statuses import WorkloadStatus
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,16 @@ class EvaluationResult:
             info = engine.infos[key]
             held = info.holds_quota
             status = info.status
-            if held and info.held_before and status != "admitted":
-                status = "running"
+            if held and info.held_before and status is not WorkloadStatus.ADMITTED:
+                status = WorkloadStatus.RUNNING
+            status = str(status)  # (the outcome holds the plain string its JSON prints)
             self.outcomes[key] = WorkloadOutcome(
                 name=key, status=status, cluster_queue=info.cluster_queue,
                 assignment={ps: dict(sorted(f.items())) for ps, f in sorted(info.flavors.items())} if held else {},
                 count=dict(sorted(info.counts.items())) if held else {},
                 borrowing=bool(info.borrowing) if held else False,
                 reason=info.reason, reason_code=info.reason_code,
-                preempted_by=info.preempted_by if status == "preempted" else None)
+                preempted_by=info.preempted_by if status == WorkloadStatus.PREEMPTED else None)
         self.cluster_queues = []
         for name in sorted(engine.nodes):
             node = engine.nodes[name]

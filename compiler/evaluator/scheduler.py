@@ -44,7 +44,7 @@ class Scheduler(QuietQueues):
             # out of the comparison above it, whether it acts or not.)
             yield from entries
             return
-        if self.reuse:
+        if self.layers.fair_tournament:
             tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._tournament_keys)
             while tournament:
                 yield tournament.pop()

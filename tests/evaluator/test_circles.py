@@ -135,3 +135,23 @@ def test_a_quiet_cycle_is_followed_by_no_change():
         longer = Engine(load_manifests(objects))
         longer.run(quiet.cycle + 10)
         assert EvaluationResult(longer).to_json() == EvaluationResult(quiet).to_json(), index
+
+
+def test_the_fingerprint_reads_every_field_a_workload_declares_state() -> None:
+    """info.STATE_FIELDS declares what of a workload is the engine's state: every field of
+    WorkloadInfo is declared state or derived (a new field must be one of them), and the
+    circle fingerprint reads every state field (else two states differing there would look
+    like one, and a circle be found where there is none)."""
+    import ast
+
+    from compiler.evaluator import info
+    from compiler.speedups import source_path
+
+    assert sorted(info.STATE_FIELDS + info.DERIVED_FIELDS) == sorted(info.WorkloadInfo.__slots__)
+    assert not set(info.STATE_FIELDS) & set(info.DERIVED_FIELDS)
+    module = ast.parse(source_path("compiler.evaluator.circles").read_text())  # (the source: it may run compiled)
+    tree, = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == "fingerprint"]
+    read = {node.attr for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "info"}
+    assert set(info.STATE_FIELDS) <= read, sorted(set(info.STATE_FIELDS) - read)
+    assert not read & set(info.DERIVED_FIELDS) - {"key"}
