@@ -53,6 +53,13 @@ class EntryProcessor(CachedNominator):
         info = entry.info
         assignment = entry.assignment
         node = self.nodes[entry.cq]
+        if assignment.placements is not None and not self.tas.fits(assignment.placements):
+            # Kueue's updateAssignmentIfNeeded (TASRecomputeAssignmentWithinSchedulingCycle): the
+            # nomination placed pods on nodes an admission of this cycle took; assign afresh.
+            info.last_tried = None
+            assignment, entry.targets = self.get_assignment(info, entry.cq)
+            entry.assignment = assignment
+            entry.message = assignment.message()
         mode = assignment.mode
         info.last_assignment = assignment
         if mode == A_NO_FIT:
@@ -146,6 +153,9 @@ class EntryProcessor(CachedNominator):
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
+        if assignment.placements is not None:
+            self.tas.add(assignment.placements)
+        info.placements = assignment.placements
         self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self._reserve_seq += 1
         info.cluster_queue = cq_name
@@ -183,6 +193,9 @@ class EntryProcessor(CachedNominator):
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
+        if victim.placements is not None:
+            self.tas.add(victim.placements, -1)
+            victim.placements = None
         self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)

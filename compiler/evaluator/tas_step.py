@@ -1,0 +1,74 @@
+"""The placement step of a flavor assignment (Kueue v0.19.2 flavorassigner.go, the end of
+assignFlavors; tas_flavorassigner.go): after the quota fit of every pod set, the pod sets that ask
+for Topology Aware Scheduling are placed on their TAS flavor's nodes.
+
+- A pod set with an error, or a NoFit assignment, is not placed.
+- A pod set that asks for TAS needs exactly one TAS flavor among its resources' flavors
+  ("no TAS flavor assigned", "more than one TAS flavor assigned: ..."): an error, so NoFit.
+- A Fit assignment is placed on the nodes as they are; if a pod set cannot be placed its
+  reason (Kueue's message) joins its reasons and the assignment becomes Preempt.
+- A Preempt assignment (from quota, or from the step above) is placed on empty nodes (every TAS
+  workload preempted): if even that fails the assignment is NoFit, else every TAS pod set's
+  flavors become Preempt (the quota may be free but the nodes fragmented).
+"""
+
+from __future__ import annotations
+
+from compiler.evaluator.tas import PlacementFailure
+
+NO_TAS_FLAVOR = "no TAS flavor assigned"
+NO_TAS_CACHE = "workload requires Topology, but there is no TAS cache information"
+A_NO_FIT, A_PREEMPT, A_FIT = "NoFit", "Preempt", "Fit"  # (assigner's assignment modes)
+
+
+def place_pods(assigner, assignment, podsets) -> None:
+    tas, cq = assigner.tas, assigner.cq
+    requests = []
+    by_name = {}
+    errors = False
+    for podset, psa in zip(podsets, assignment.podsets):
+        if psa.error is not None or not tas.requested(podset, cq) or psa.count == 0:
+            continue
+        if not tas.active:
+            psa.error, errors = NO_TAS_CACHE, True
+            continue
+        flavors = sorted({flavor for flavor, _, _ in psa.flavors.values() if tas.is_tas_flavor(flavor)})
+        if not flavors:
+            psa.error, errors = NO_TAS_FLAVOR, True
+            continue
+        if len(flavors) > 1:
+            psa.error, errors = f"more than one TAS flavor assigned: {', '.join(flavors)}", True
+            continue
+        requests.append((psa.name, flavors[0], tas.request(podset, psa.count, cq)))
+        by_name[psa.name] = psa
+    if errors:
+        assignment.mode = A_NO_FIT
+        return
+    if not requests:
+        return
+    # The answer now depends on the nodes' usage: a cached one must know when that moves.
+    assigner.read_usage = True
+    assigner.read_placement = True
+    if assignment.mode == A_FIT:
+        result = tas.place(requests)
+        if isinstance(result, PlacementFailure):
+            psa = by_name[result.pod_set]
+            psa.reasons = psa.reasons + [result.reason]
+            _update_mode(psa, A_PREEMPT)
+            assignment.mode = A_PREEMPT
+        else:
+            assignment.placements = result
+            return
+    result = tas.place(requests, simulate_empty=True)
+    if isinstance(result, PlacementFailure):
+        _update_mode(by_name[result.pod_set], A_NO_FIT)
+        assignment.mode = A_NO_FIT
+        return
+    for psa in by_name.values():
+        _update_mode(psa, A_PREEMPT)
+
+
+def _update_mode(psa, mode: str) -> None:
+    """PodSetAssignment.updateMode: every flavor of the pod set in `mode` (a new dict: the
+    assignment's records are shared by copies, never edited in place)."""
+    psa.flavors = {res: (flavor, mode, borrow) for res, (flavor, _, borrow) in psa.flavors.items()}
