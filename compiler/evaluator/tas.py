@@ -173,11 +173,36 @@ class TasState:
                            for name, flavor in self._topology_flavors.items()}
         return self._empty
 
-    def fits(self, placements: dict[str, PodSetPlacement] | None) -> bool:
+    def fits(self, placements: dict[str, PodSetPlacement] | None, without: list[dict] = ()) -> bool:
         """TASFlavorSnapshot.Fits: every domain still has room for its pods (checked by the
-        cycle before admitting a nomination made against the cycle's start)."""
+        cycle before admitting a nomination made against the cycle's start), with the pods of
+        `without` (placements of workloads being preempted) taken off first."""
         if not placements:
             return True
+        for removed in without:
+            for placement in removed.values():
+                self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, -1)
+        try:
+            return self._fits(placements)
+        finally:
+            for removed in without:
+                for placement in removed.values():
+                    self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod)
+
+    def place_without(self, requests: list[tuple[str, str, TopologyRequest]], without: list[dict]
+                      ) -> dict[str, PodSetPlacement] | PlacementFailure:
+        """`place` with the pods of `without` (preemption targets) taken off the nodes."""
+        for removed in without:
+            for placement in removed.values():
+                self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, -1)
+        try:
+            return self.place(requests)
+        finally:
+            for removed in without:
+                for placement in removed.values():
+                    self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod)
+
+    def _fits(self, placements: dict[str, PodSetPlacement]) -> bool:
         for placement in placements.values():
             tree = self.trees[placement.flavor]
             for domain in placement.assignment.domains:
@@ -198,3 +223,8 @@ class TasState:
         for placement in placements.values():
             self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, sign)
         self.generation += 1
+
+    def remove_all(self, placements: dict[str, PodSetPlacement]) -> None:
+        """Placements held for one scheduling cycle go (the cycle's end reverts what it held
+        with `remove_all`, as it does a quota node's)."""
+        self.add(placements, -1)

@@ -22,30 +22,13 @@ A_NO_FIT, A_PREEMPT, A_FIT = "NoFit", "Preempt", "Fit"  # (assigner's assignment
 
 
 def place_pods(assigner, assignment, podsets) -> None:
-    tas, cq = assigner.tas, assigner.cq
-    requests = []
-    by_name = {}
-    errors = False
-    for podset, psa in zip(podsets, assignment.podsets):
-        if psa.error is not None or not tas.requested(podset, cq) or psa.count == 0:
-            continue
-        if not tas.active:
-            psa.error, errors = NO_TAS_CACHE, True
-            continue
-        flavors = sorted({flavor for flavor, _, _ in psa.flavors.values() if tas.is_tas_flavor(flavor)})
-        if not flavors:
-            psa.error, errors = NO_TAS_FLAVOR, True
-            continue
-        if len(flavors) > 1:
-            psa.error, errors = f"more than one TAS flavor assigned: {', '.join(flavors)}", True
-            continue
-        requests.append((psa.name, flavors[0], tas.request(podset, psa.count, cq)))
-        by_name[psa.name] = psa
+    requests, by_name, errors = _requests(assigner, assignment, podsets)
     if errors:
         assignment.mode = A_NO_FIT
         return
     if not requests:
         return
+    tas = assigner.tas
     # The answer now depends on the nodes' usage: a cached one must know when that moves.
     assigner.read_usage = True
     assigner.read_placement = True
@@ -66,6 +49,49 @@ def place_pods(assigner, assignment, podsets) -> None:
         return
     for psa in by_name.values():
         _update_mode(psa, A_PREEMPT)
+
+
+def place_preempting(assigner, assignment, podsets, targets) -> None:
+    """Kueue's updateAssignmentForTAS (scheduler.go): a Preempt assignment gets the placement
+    its pods would have once the targets are gone, or, without targets, on empty nodes (so the
+    reservation it holds for the rest of the cycle keeps the nodes it waits for)."""
+    requests, _, errors = _requests(assigner, assignment, podsets)
+    if errors or not requests:
+        return
+    tas = assigner.tas
+    assigner.read_usage = True
+    assigner.read_placement = True
+    if targets:
+        result = tas.place_without(requests, [t.info.placements for t in targets if t.info.placements])
+    else:
+        result = tas.place(requests, simulate_empty=True)
+    if not isinstance(result, PlacementFailure):
+        assignment.placements = result
+
+
+def _requests(assigner, assignment, podsets):
+    """WorkloadsTopologyRequests: (pod set, TAS flavor, request) of every pod set asking for
+    TAS, the pod-set assignments by name, and whether one of them got an error."""
+    tas, cq = assigner.tas, assigner.cq
+    requests = []
+    by_name = {}
+    errors = False
+    for podset, psa in zip(podsets, assignment.podsets):
+        if psa.error is not None or not tas.requested(podset, cq) or psa.count == 0:
+            continue
+        if not tas.active:
+            psa.error, errors = NO_TAS_CACHE, True
+            continue
+        flavors = sorted({flavor for flavor, _, _ in psa.flavors.values() if tas.is_tas_flavor(flavor)})
+        if not flavors:
+            psa.error, errors = NO_TAS_FLAVOR, True
+            continue
+        if len(flavors) > 1:
+            psa.error, errors = f"more than one TAS flavor assigned: {', '.join(flavors)}", True
+            continue
+        requests.append((psa.name, flavors[0], tas.request(podset, psa.count, cq)))
+        by_name[psa.name] = psa
+    return requests, by_name, errors
 
 
 def _update_mode(psa, mode: str) -> None:
