@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from compiler.evaluator.tas import PlacementFailure
 
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
+
 NO_TAS_FLAVOR = "no TAS flavor assigned"
 NO_TAS_CACHE = "workload requires Topology, but there is no TAS cache information"
 A_NO_FIT, A_PREEMPT, A_FIT = "NoFit", "Preempt", "Fit"  # (assigner's assignment modes)
@@ -44,11 +46,25 @@ def place_pods(assigner, assignment, podsets) -> None:
             return
     result = tas.place(requests, simulate_empty=True)
     if isinstance(result, PlacementFailure):
-        _update_mode(by_name[result.pod_set], A_NO_FIT)
+        psa = by_name[result.pod_set]
+        _update_mode(psa, A_NO_FIT)
+        _mark_attempt(psa, result.flavor)
         assignment.mode = A_NO_FIT
         return
     for psa in by_name.values():
         _update_mode(psa, A_PREEMPT)
+
+
+def _mark_attempt(psa, flavor: str) -> None:
+    """markFlavorAttempt: the flavor's attempt becomes NoFit for TopologyPlacementFailed (the
+    least severe no-fit reason: the workload is pending, not inadmissible)."""
+    attempts = list(psa.attempts)
+    for index, attempt in enumerate(attempts):
+        if attempt.flavor == flavor:
+            attempts[index] = type(attempt)(flavor, A_NO_FIT, attempt.borrow, attempt.reasons,
+                                            TOPOLOGY_PLACEMENT_FAILED)
+            break
+    psa.attempts = attempts
 
 
 def place_preempting(assigner, assignment, podsets, targets) -> None:

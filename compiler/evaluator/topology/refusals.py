@@ -76,7 +76,7 @@ class ExclusionStats:
     def record_resource(self, per_pod: dict[str, int], free: dict[str, int]) -> None:
         """A leaf where no pod fits: the limiting resource (CountInWithLimitingResource: the
         fewest pods, then the smallest name)."""
-        counts = [((free.get(r, 0) // a) if a else 2**31 - 1, r) for r, a in per_pod.items()]
+        counts = [(max(0, free.get(r, 0) // a) if a else 2**31 - 1, r) for r, a in per_pod.items()]
         if counts:
             self.resources[min(counts)[1]] += 1
 
