@@ -209,9 +209,11 @@ class TasState:
                 leaf = tree.leaf_of(domain.values)
                 if leaf is None:
                     return False
-                per_pod = dict(placement.per_pod)
-                per_pod["pods"] = per_pod.get("pods", 0) + 1
-                for res, amount in per_pod.items():
+                # (the pod's own requests only: Kueue's Fits does not count the `pods` each
+                # pod takes, though the usage it then adds does; an empty request fits nowhere)
+                if not placement.per_pod:
+                    return False
+                for res, amount in placement.per_pod.items():
                     if amount and leaf.free.get(res, 0) // amount < domain.count:
                         return False
         return True
