@@ -36,8 +36,6 @@ class ClusterCache:
         tests compare the reusing engine with)."""
         self.state = state
         self.reuse = reuse
-        # Topology Aware Scheduling: the TAS flavors' nodes and the pods placed on them.
-        self.tas = TasState(state)
         self.config = state.configuration
         self.fair_sharing = self.config.fair_sharing
         self.infos: dict[str, WorkloadInfo] = {}
@@ -103,8 +101,7 @@ class ClusterCache:
         # nomination there, and how many nominations were another workload's reused (or own
         # from another scan), of them how many fits.
         self._class_nominations: dict[tuple, tuple] = {}
-        self.reused_from_class = 0
-        self.reused_fits = 0
+        self.reused_from_class = self.reused_fits = 0
         # Fair sharing: each queue's head keys in the tournaments of its cohorts, kept from one
         # cycle to the next (fair_tournament._head_keys's memo).
         self._tournament_keys: dict[str, tuple] = {}
@@ -112,6 +109,7 @@ class ClusterCache:
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, reuse)
         self._assigners: dict[str, FlavorAssigner] = {}
+        self.tas = TasState(state)  # Topology Aware Scheduling: the nodes, the pods placed on them
         self._load_workloads()
 
     def _build_tree(self) -> None:
