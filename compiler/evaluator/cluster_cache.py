@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from compiler.evaluator.assigner import FlavorAssigner
 from compiler.evaluator.circles import CircleFinder
+from compiler.evaluator.tas import PodSetPlacement, TasState
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.layers import EngineLayers
 from compiler.evaluator.models import ClusterState, Workload, flavor_resource
@@ -101,8 +102,7 @@ class ClusterCache:
         # nomination there, and how many nominations were another workload's reused (or own
         # from another scan), of them how many fits.
         self._class_nominations: dict[tuple, tuple] = {}
-        self.reused_from_class = 0
-        self.reused_fits = 0
+        self.reused_from_class = self.reused_fits = 0
         # Fair sharing: each queue's head keys in the tournaments of its cohorts, kept from one
         # cycle to the next (fair_tournament._head_keys's memo).
         self._tournament_keys: dict[str, tuple] = {}
@@ -110,6 +110,7 @@ class ClusterCache:
         self.preemptor = Preemptor(self.nodes, state.cluster_queues, self.admitted, self.fair_sharing,
                                    self.config.preemption_strategies, *self.layers.preemption_layers())
         self._assigners: dict[str, FlavorAssigner] = {}
+        self.tas = TasState(state)  # Topology Aware Scheduling: the nodes, the pods placed on them
         self._load_workloads()
 
     def _build_tree(self) -> None:
@@ -245,9 +246,25 @@ class ClusterCache:
                            "exist in the input; its usage is not counted")
             return
         node.add_all(info.usage)
+        self._hold_placements(info)
         self.admitted[admission.cluster_queue][info.key] = info
         self.preemptor.track(info)
         info.borrowing = any(node.borrowing(fr) for fr in info.usage) if node.parent is not None else False
+
+    def _hold_placements(self, info: WorkloadInfo) -> None:
+        """A running Workload's pods sit where status.admission's topologyAssignment says (the
+        TAS cache adds their usage to the leaves)."""
+        placements = {}
+        podsets = {ps.name: ps for ps in info.workload.podsets}
+        for psa in info.workload.admission.podsets:
+            flavor = next((f for f in psa.flavors.values() if self.tas.is_tas_flavor(f)), None)
+            podset = podsets.get(psa.name)
+            if psa.topology_assignment is None or flavor is None or podset is None:
+                continue
+            placements[psa.name] = PodSetPlacement(flavor, psa.topology_assignment, podset.per_pod)
+        if placements:
+            self.tas.add(placements)
+            info.placements = placements
 
     def assigner(self, cq_name: str) -> FlavorAssigner:
         assigner = self._assigners.get(cq_name)
@@ -255,6 +272,8 @@ class ClusterCache:
             assigner = FlavorAssigner(self.state.cluster_queues[cq_name], self.nodes[cq_name],
                                       self.state.flavors, self.fair_sharing,
                                       self.config.quota_check_strategy == "IgnoreUndeclared", None)
+            if self.tas.wanted:
+                assigner.tas = self.tas
             self._assigners[cq_name] = assigner
         return assigner
 
