@@ -106,18 +106,21 @@ def pool_nodes(cluster: ResolvedCluster, pool: ResolvedPool) -> list[Node]:
     return nodes
 
 
+def topology_request(pool: ResolvedPool, topology, count: int, per_pod: dict[str, int]) -> TopologyRequest:
+    """A pod set of `count` pods asking `per_pod` (Kueue's units) with a declared topology, as
+    Kueue's job integrations turn its annotations into a topology request (none: Kueue's
+    implied TAS on a topology flavor); it tolerates the pool's taints as the flavor does."""
+    tolerations = _flavor(pool).tolerations
+    if topology is None:
+        return TopologyRequest(count, per_pod, implied=True, tolerations=tolerations)
+    return TopologyRequest(count, per_pod, required=topology.required, preferred=topology.preferred,
+                           slices=tuple(SliceLayer(s.level, s.size) for s in topology.slices),
+                           tolerations=tolerations)
+
+
 def workload_request(cluster: ResolvedCluster, workload: ResolvedWorkload, pool: ResolvedPool,
                      per_pod: dict[str, Fraction]) -> TopologyRequest:
-    """The declared workload's pod set as Kueue's job integrations turn its annotations into a
-    topology request (none: Kueue's implied TAS on a topology flavor)."""
-    topology = workload.spec.topology
-    flavor_tolerations = _flavor(pool).tolerations
-    units = _units(per_pod)
-    if topology is None:
-        return TopologyRequest(workload.spec.replicas, units, implied=True, tolerations=flavor_tolerations)
-    return TopologyRequest(workload.spec.replicas, units, required=topology.required, preferred=topology.preferred,
-                           slices=tuple(SliceLayer(s.level, s.size) for s in topology.slices),
-                           tolerations=flavor_tolerations)
+    return topology_request(pool, workload.spec.topology, workload.spec.replicas, _units(per_pod))
 
 
 class PoolTrees:
@@ -129,12 +132,16 @@ class PoolTrees:
         self._nodes: dict[str, list[Node]] = {}
         self._trees: dict[tuple[str, int], DomainTree] = {}
 
+    def fresh(self, pool: ResolvedPool) -> DomainTree:
+        """A tree of its own, every node free, for a caller that places pods on it."""
+        if pool.name not in self._nodes:
+            self._nodes[pool.name] = pool_nodes(self.cluster, pool)
+        return build_domain_tree(_flavor(pool), self._nodes[pool.name])
+
     def tree(self, pool: ResolvedPool, background_gpus: int = 0) -> DomainTree:
         key = (pool.name, background_gpus)
         if key not in self._trees:
-            if pool.name not in self._nodes:
-                self._nodes[pool.name] = pool_nodes(self.cluster, pool)
-            tree = build_domain_tree(_flavor(pool), self._nodes[pool.name])
+            tree = self.fresh(pool)
             if background_gpus:
                 self._take_background(tree, pool, background_gpus)
             self._trees[key] = tree
