@@ -131,6 +131,8 @@ class PoolTrees:
         self.cluster = cluster
         self._nodes: dict[str, list[Node]] = {}
         self._trees: dict[tuple[str, int], DomainTree] = {}
+        # Many teams ask the same question (one background, one request shape): placed once.
+        self._answers: dict[tuple, object] = {}
 
     def fresh(self, pool: ResolvedPool) -> DomainTree:
         """A tree of its own, every node free, for a caller that places pods on it."""
@@ -146,6 +148,14 @@ class PoolTrees:
                 self._take_background(tree, pool, background_gpus)
             self._trees[key] = tree
         return self._trees[key]
+
+    def place(self, pool: ResolvedPool, background_gpus: int, request: TopologyRequest):
+        """find_topology_assignment on the pool with that background taken (the tree unchanged)."""
+        key = (pool.name, background_gpus, request.count, tuple(sorted(request.per_pod.items())), request.required,
+               request.preferred, request.implied, tuple((s.level, s.size) for s in request.slices))
+        if key not in self._answers:
+            self._answers[key] = find_topology_assignment(self.tree(pool, background_gpus), request)
+        return self._answers[key]
 
     def _take_background(self, tree: DomainTree, pool: ResolvedPool, gpus: int) -> None:
         per_node = pool.spec.gpusPerNode
@@ -187,7 +197,7 @@ def place_verdict(verdict, cluster: ResolvedCluster, build: BuildResult, workloa
     if verdict.verdict == NEVER or pool is None or workload.spec.gpus == 0:
         return verdict
     request = workload_request(cluster, workload, pool, per_pod)
-    idle = find_topology_assignment(trees.tree(pool), request)
+    idle = trees.place(pool, 0, request)
     if isinstance(idle, PlacementRefusal):
         return replace(verdict, verdict=NEVER, flavor=None,
                        reason=f"Kueue's topology-aware scheduling cannot place it on flavor {pool.name} even with "
@@ -195,7 +205,7 @@ def place_verdict(verdict, cluster: ResolvedCluster, build: BuildResult, workloa
     if verdict.verdict != GUARANTEED:
         return verdict
     background = max(pool.gpus - _own_gpus(build, verdict.team, pool.name), 0)
-    busy = find_topology_assignment(trees.tree(pool, background), request)
+    busy = trees.place(pool, background, request)
     if isinstance(busy, PlacementRefusal):
         return replace(verdict, verdict=BORROWING,
                        reason=f"fits the team's own quota on flavor {pool.name}, but with every other team using "
