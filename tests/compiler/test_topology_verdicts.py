@@ -113,3 +113,58 @@ def test_a_workload_only_uses_flavors_with_its_levels(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "out" / "gb" / "report.json").read_text())
     finetune = next(w for w in report["workloads"] if w["name"] == "finetune")
     assert (finetune["verdict"], finetune["flavor"]) == ("borrowing", "h100"), finetune
+
+
+IRREGULAR = """\
+apiVersion: kueue-policy/v1alpha1
+kind: Cluster
+metadata: {name: lab}
+spec:
+  kueueVersion: "0.19"
+  gpuAccess: device-plugin
+  pools:
+    - name: h100
+      gpu: H100-80GB
+      nodes: 6
+      gpusPerNode: 8
+      topology:
+        levels:
+          - nodeLabel: example.com/rack
+          - nodeLabel: kubernetes.io/hostname
+        nodesFrom: nodes/h100.yaml
+  cohorts:
+    - name: research
+"""
+
+
+def _node(name: str, rack: str, ready: bool = True, taint: bool = False) -> str:
+    taints = "  spec: {taints: [{key: example.com/maintenance, effect: NoSchedule}]}\n" if taint else ""
+    return (f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {name}\n    labels: {{kueue-policy.io/pool: h100, "
+            f"example.com/rack: {rack}, kubernetes.io/hostname: {name}}}\n{taints}"
+            f"  status:\n    allocatable: {{cpu: '128', memory: 1Ti, nvidia.com/gpu: '8', pods: '110'}}\n"
+            f"    conditions: [{{type: Ready, status: '{ready}'}}]\n")
+
+
+def _export_verdicts(root: Path, *, broken: bool) -> tuple[dict[str, dict], dict]:
+    export = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        [_node("a-0", "r1"), _node("a-1", "r1"), _node("a-2", "r1", ready=not broken),
+         _node("b-0", "r2"), _node("b-1", "r2"), _node("b-2", "r2", taint=broken)])
+    team = TEAM_A.replace("gpus: {guaranteed: 20}", "gpus: {guaranteed: 48}")
+    policy = write_policy(root, {"cluster.yaml": IRREGULAR, "a.yaml": team, "nodes/h100.yaml": export})
+    done = run_cli("compile", str(policy), "--out", str(root / "out"), "--allow-inadmissible")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((root / "out" / "lab" / "report.json").read_text())
+    return {w["name"]: w for w in report["workloads"]}, report
+
+
+def test_a_node_export_is_placed_as_kueue_reads_it(tmp_path: Path) -> None:
+    """Rack r1 has 3 hosts, one not Ready; rack r2 has 3, one tainted: no rack has 3 usable hosts."""
+    # Positive control: with every host usable, 3 pods of 6 GPUs fit a rack.
+    assert _export_verdicts(tmp_path / "whole", broken=False)[0]["odd"]["verdict"] == "guaranteed"
+    verdicts, report = _export_verdicts(tmp_path / "broken", broken=True)
+    # 3 pods of 6 GPUs in one rack: each rack has only 2 usable hosts (with all six, it would fit).
+    assert verdicts["odd"]["verdict"] == "never", verdicts["odd"]
+    assert verdicts["odd"]["reason"].endswith("the roomiest rack has room for 2 (nodes left out: 1 not Ready, "
+                                              "1 taint \"example.com/maintenance:NoSchedule\")"), verdicts["odd"]["reason"]
+    assert verdicts["fits"]["verdict"] == "guaranteed"
+    assert report["topologyPlacement"][0]["source"] == "policies/nodes/h100.yaml"
