@@ -279,12 +279,12 @@ class _EventLoop:
             self._release(key)
 
     def _release(self, key: str) -> bool:
-        """A job's nodes are free again: the jobs held by topology on its pool get another try
-        (True when there were any)."""
+        """A job's nodes are free again: the jobs held by topology on its pool that fit its nodes
+        now get another try (True when there were any)."""
         if self.gate is None:
             return False
         pool = self.gate.release(key)
-        held = self.gate.held_on(pool) if pool is not None else []
+        held = self.gate.fitting_now(pool) if pool is not None else []
         for waiting in held:
             self.gate.held.pop(waiting)
             self.engine.submit(self.simulation.workloads[waiting])
