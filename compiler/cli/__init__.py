@@ -25,6 +25,7 @@ COMMANDS = {
     "pr": ("compiler.deliver.cli", "pr"),
     "schema": ("compiler.language.cli", "schema"),
     "sandbox": ("compiler.sandbox.cli", "sandbox"),
+    "drift": ("compiler.drift.cli", "drift"),
 }
 
 

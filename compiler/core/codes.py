@@ -142,6 +142,13 @@ TOPOLOGY_DRA_CLAIMS = register("KP326", "topology with gpuAccess dra-claims",
     "the same code is a warning: TAS reads the GPUs a domain has from node allocatable, where a "
     "resource a DRA driver provides is not listed.")
 
+NODE_TOO_SMALL = register("KP340", "pool's nodes smaller than the default share of a full-node pod",
+    "A pool states its nodes' allocatable cpu and memory (allocatable, or a node export). The cpu and "
+    "memory that come with each GPU (resourcesPerGpu) times the GPUs of one node is more than a node "
+    "offers: a pod that asks for a whole node's GPUs with the default share of cpu or memory fits no "
+    "node and never starts, though Kueue admits it. Lower resourcesPerGpu, or give such workloads an "
+    "explicit cpu/memory.")
+
 # --- KP4xx plan -------------------------------------------------------------------------------
 OVER_CAPACITY = register("KP401", "guarantees exceed capacity",
     "The guarantees placed on the pools a team accepts add up to more GPUs than those pools have "
@@ -204,6 +211,11 @@ LIVE_QUEUE_INACTIVE = register("KP531", "a ClusterQueue did not become Active on
     "the ClusterQueue's Active condition (a missing ResourceFlavor, an unknown AdmissionCheck, "
     "...).")
 
+LIVE_UNREADABLE = register("KP540", "the live cluster cannot be read",
+    "`drift` reads the cluster with kubectl (the kubeconfig and context given, or kubectl's own). "
+    "kubectl is missing, the API server did not answer, or it refused the credentials; the message "
+    "gives kubectl's own words. Give the objects as exports with --live to compare offline.")
+
 # --- KP6xx admissibility ----------------------------------------------------------------------
 NEVER_ADMISSIBLE = register("KP601", "declared workload can never be admitted",
     "Kueue would never admit this workload with this policy, even on an idle cluster. Compile "
@@ -254,6 +266,12 @@ CEL_UNSUPPORTED = register("KP713", "CEL construct not evaluated",
 DRA_MAPPING_LIMIT = register("KP714", "deviceClassMappings break Kueue's limits",
     "Kueue's Configuration accepts at most 16 deviceClassMappings, 1 to 8 DeviceClasses each, and "
     "a DeviceClass in one mapping only.")
+
+POOL_DEVICES_SHORT = register("KP715", "the inventory holds fewer devices than the pools declare",
+    "`devices check --out` compares the ResourceSlices with what the compiled pools declare: the "
+    "GPUs (and nodes) of every whole-GPU pool of a model, and the MIG instances of every MIG pool, "
+    "against the devices the model's DeviceClass matches. Fewer means Kueue hands out quota for "
+    "GPUs that do not exist: admitted jobs whose pods pend. Fix the pool's nodes (or the nodes).")
 
 # --- KP8xx delivery: git, forges, diff ---------------------------------------------------------
 NOT_A_GIT_REPO = register("KP801", "not inside a git repository",

@@ -107,6 +107,15 @@ def files_at(repo: git.Repo, revision: str | None, folder: str,
     return dict(sorted(found.items()))
 
 
+def blob_at(repo: git.Repo, revision: str, path: str) -> bytes | None:
+    """One file (repo-relative path) at `revision`, or None where it is not a file there."""
+    try:
+        item = resolve_commit(repo, revision).tree / path
+    except KeyError:
+        return None
+    return item.data_stream.read() if isinstance(item, git.Blob) else None
+
+
 def materialize(repo: git.Repo, revision: str, folder: str, destination: Path) -> None:
     """Write `folder` as it is at `revision` into `destination` (which becomes that folder)."""
     destination.mkdir(parents=True, exist_ok=True)

@@ -191,7 +191,7 @@ def _compile_at_head(repo: git.Repo, target: _Target, options: PrOptions):
     if not policy_files:
         source = PolicySource.from_files({}, label=target.policy_folder)   # compile reports KP105
     else:
-        source = PolicySource.at_revision(policy_files, target.policy_folder)
+        source = PolicySource.in_git(repo, target.head.hexsha, policy_files, target.policy_folder)
     result = compile_policy(source, jobs=options.jobs)
     print_diagnostics(result.warnings)
     never = never_in_plain_words(result)

@@ -17,6 +17,9 @@ from typing import Any, Mapping
 from compiler.deliver.immutable_changes import flavor_warnings
 
 QUOTA_FIELDS = ("guaranteed", "burst", "lend")
+# A team's whole GPUs per pool and in total: guaranteed, the most it can hold, what it lends.
+CEILING_FIELDS = ("guaranteed", "reachable", "lendable")
+GPU_RESOURCE = "nvidia.com/gpu"
 TEAM_FIELDS = ("cohort", "priority", "weight", "capacity", "queueing", "policyFile")
 CLUSTER_SETTINGS = ("kubernetesVersion", "kueueVersion", "gpuAccess", "gitops")
 POOL_FIELDS = ("gpu", "capacity", "nodes", "gpusPerNode", "gpus", "guaranteed", "shared", "mig", "migInstances")
@@ -53,6 +56,19 @@ class QuotaChange:
 
 
 @dataclass
+class CeilingRow:
+    """A team's GPUs on one pool (`pool` "total": over every pool), before and after."""
+
+    pool: str
+    before: dict | None      # {"guaranteed", "reachable", "lendable"}; None: not on that side
+    after: dict | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass
 class WorkloadChange:
     name: str
     before: str | None       # verdict; None: the workload was not declared
@@ -76,6 +92,8 @@ class TeamDiff:
     namespaces_added: list[str] = field(default_factory=list)
     namespaces_removed: list[str] = field(default_factory=list)
     workloads: list[WorkloadChange] = field(default_factory=list)
+    # Every pool of the team (whole GPUs) and the total: shown for every team the diff lists.
+    ceilings: list[CeilingRow] = field(default_factory=list)
 
 
 @dataclass
@@ -275,6 +293,20 @@ def _flavor_order(team: dict | None) -> list[str]:
     return order
 
 
+def _ceiling_map(team: dict | None) -> dict[str, dict]:
+    return {entry["flavor"]: {k: entry.get(k) for k in CEILING_FIELDS}
+            for entry in (team or {}).get("flavors") or [] if entry.get("resource") == GPU_RESOURCE}
+
+
+def _ceilings(before: dict | None, after: dict | None) -> list[CeilingRow]:
+    """Per pool (the after side's order, then pools the team left) and the total row."""
+    old, new = _ceiling_map(before), _ceiling_map(after)
+    rows = [CeilingRow(pool, old.get(pool), new.get(pool)) for pool in list(new) + [p for p in old if p not in new]]
+    total = CeilingRow("total", (before or {}).get("ceiling") if before else None,
+                       (after or {}).get("ceiling") if after else None)
+    return rows + [total]
+
+
 def _workloads_by_team(report: dict) -> dict[str, dict[str, dict]]:
     grouped: dict[str, dict[str, dict]] = {}
     for workload in report.get("workloads") or []:
@@ -311,6 +343,7 @@ def _diff_teams(before: dict, after: dict) -> list[TeamDiff]:
                 team.workloads.append(WorkloadChange(workload, was, now, reason))
         if status != "changed" or team.fields or team.quotas or team.flavor_order or \
                 team.namespaces_added or team.namespaces_removed or team.workloads:
+            team.ceilings = _ceilings(o, n)
             diffs.append(team)
     return diffs
 

@@ -34,7 +34,7 @@ def compile_revision(repo: git.Repo, revision: str | None, policy_folder: str,
     if revision is git_ops.WORKING_TREE:
         source = PolicySource.from_directory(git_ops.work_dir(repo) / policy_folder)
     else:
-        source = PolicySource.at_revision(files, policy_folder)
+        source = PolicySource.in_git(repo, revision, files, policy_folder)
     try:
         result = compile_policy(source, jobs=jobs)   # `never` verdicts are data for the diff, not errors
     except PolicyError as error:

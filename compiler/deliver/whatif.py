@@ -59,7 +59,7 @@ def for_revisions(repo, base: str | None, head: str | None, policy_folder: str) 
             return None
         if revision is git_ops.WORKING_TREE:
             return PolicySource.from_directory(root / policy_folder)
-        return PolicySource.at_revision(files, policy_folder)
+        return PolicySource.in_git(repo, revision, files, policy_folder)
 
     head_source = source(head)
     traces = traces_of(head_source) if head_source is not None else {}

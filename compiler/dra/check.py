@@ -20,6 +20,7 @@ from compiler.cel.engine import (CelError, CelEvaluationError, Program, compile_
                                  make_context)
 from compiler.dra.inventory import (DeviceClassSpec, InventoryDevice, Manifests, Selector)
 from compiler.core.errors import Diagnostic, PolicyError, Severity
+from compiler.dra.pool_sizes import PoolShortfall, pool_shortfalls
 
 
 @dataclass
@@ -50,6 +51,8 @@ class CheckReport:
     classes: list[MatchReport]
     claims: list[MatchReport]
     diagnostics: list[Diagnostic]
+    # Pools of the compiled report whose devices or nodes the inventory does not hold.
+    shortfalls: list[PoolShortfall] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -59,6 +62,7 @@ class CheckReport:
         return {"devices": self.devices,
                 "deviceClasses": [c.to_dict() for c in self.classes],
                 "claims": [c.to_dict() for c in self.claims],
+                "poolShortfalls": [s.to_dict() for s in self.shortfalls],
                 "diagnostics": [d.to_dict() for d in self.diagnostics],
                 "ok": self.ok}
 
@@ -119,8 +123,9 @@ def _report(kind: str, name: str, request: str | None, device_class: str, reques
     return report, matched
 
 
-def check_devices(manifests: Manifests, devices: list[InventoryDevice]) -> CheckReport:
-    """Compile every selector, then count matches; raises PolicyError on compile errors."""
+def check_devices(manifests: Manifests, devices: list[InventoryDevice], compiled: dict | None = None) -> CheckReport:
+    """Compile every selector, then count matches; raises PolicyError on compile errors. With the
+    compiled report.json, the pools' declared devices and nodes are checked too."""
     compile_errors: list[Diagnostic] = []
     class_programs = {c.name: _compile(c.selectors, f"DeviceClass {c.name}", compile_errors)
                       for c in manifests.device_classes}
@@ -179,5 +184,9 @@ def check_devices(manifests: Manifests, devices: list[InventoryDevice]) -> Check
                                               f"{subject}: asks for {request.count} device(s), only "
                                               f"{len(matched)} match in the whole inventory",
                                               request.position))
+    shortfalls: list[PoolShortfall] = []
+    if compiled is not None:
+        shortfalls, short = pool_shortfalls(compiled, manifests.device_classes, class_matches)
+        diagnostics.extend(short)
     diagnostics.sort(key=Diagnostic.sort_key)
-    return CheckReport(len(devices), class_reports, claim_reports, diagnostics)
+    return CheckReport(len(devices), class_reports, claim_reports, diagnostics, shortfalls)

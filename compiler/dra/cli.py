@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from compiler.core import codes
+
+REPORT_FILE = "report.json"
 from compiler.cli.common import emit_json, format_option, handles_errors, print_diagnostics
 from compiler.dra.check import check_devices
 from compiler.dra.inventory import load_inventory, load_manifests, manifest_paths
@@ -25,17 +28,44 @@ def _existing(paths: list[Path], what: str) -> None:
                           for p in missing])
 
 
+def _compiled_report(out_dir: Path, cluster: str | None) -> dict | None:
+    """The report.json of the cluster the inventory is of (out/<cluster>/ or out/ with one)."""
+    found = {p.parent.name: p for p in sorted(Path(out_dir).rglob(REPORT_FILE))}
+    if cluster is not None:
+        if cluster not in found:
+            raise click.UsageError(f"--cluster {cluster}: {out_dir} holds reports of "
+                                   f"{', '.join(found) or 'no cluster'}")
+        chosen = found[cluster]
+    elif len(found) == 1:
+        chosen = next(iter(found.values()))
+    elif not found:
+        return None
+    else:
+        raise click.UsageError(f"{out_dir} holds clusters {', '.join(found)}: name the inventory's with --cluster")
+    try:
+        data = json.loads(chosen.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError([Diagnostic(codes.BAD_MANIFEST, f"not a compiled report: {error}",
+                                     SourcePosition(str(chosen)))]) from None
+    return data if isinstance(data, dict) else None
+
+
 @devices.command("check")
 @click.option("--inventory", "inventories", multiple=True, required=True, type=click.Path(path_type=Path),
               help="ResourceSlices, as `kubectl get resourceslices -o yaml` prints them (repeatable).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="A compiled output folder; its DeviceClasses and ResourceClaimTemplates are checked.")
+@click.option("--cluster", default=None,
+              help="With --out holding several clusters: the one the inventory is of (its pools are checked).")
 @click.argument("manifests", nargs=-1, type=click.Path(path_type=Path))
 @format_option("text", "json")
 @handles_errors
-def check(inventories: tuple[Path, ...], out_dir: Path | None, manifests: tuple[Path, ...],
+def check(inventories: tuple[Path, ...], out_dir: Path | None, cluster: str | None, manifests: tuple[Path, ...],
           output_format: str) -> None:
-    """Per DeviceClass and per claim template, how many devices match its CEL selectors."""
+    """Per DeviceClass and per claim template, how many devices match its CEL selectors.
+
+    With --out, the pools the compiled report declares are checked too: a pool whose GPUs,
+    nodes or MIG instances the inventory does not hold is an error."""
     if out_dir is None and not manifests:
         raise click.UsageError("give --out DIR or manifest files holding DeviceClasses")
     _existing(list(inventories), "inventory file")
@@ -45,7 +75,7 @@ def check(inventories: tuple[Path, ...], out_dir: Path | None, manifests: tuple[
     if not loaded.device_classes and not loaded.claim_templates:
         raise InputError([Diagnostic(codes.BAD_MANIFEST,
                                      "no DeviceClass or ResourceClaimTemplate found in the manifests")])
-    report = check_devices(loaded, inventory)
+    report = check_devices(loaded, inventory, _compiled_report(out_dir, cluster) if out_dir else None)
     if output_format == "json":
         emit_json(report.to_dict())
     else:
@@ -55,6 +85,9 @@ def check(inventories: tuple[Path, ...], out_dir: Path | None, manifests: tuple[
         for entry in report.claims:
             click.echo(f"ResourceClaimTemplate {entry.name} request {entry.request} "
                        f"({entry.device_class}): {entry.matching} match, {entry.requested} requested")
+        for shortfall in report.shortfalls:
+            click.echo(f"pools {', '.join(shortfall.pools)}: {shortfall.declared_devices} device(s) declared, "
+                       f"{shortfall.devices} in the inventory ({shortfall.device_class})")
     if not report.ok:
         raise PolicyError(report.diagnostics)
     print_diagnostics(report.diagnostics)     # warnings only

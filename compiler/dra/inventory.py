@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compiler.core import codes
+from compiler.dra.classes import MODEL_ANNOTATION
 from compiler.cel.device import DeviceDataError, device_variable
 from compiler.core.errors import Diagnostic, DiagnosticSink, PolicyError, SourcePosition
 from compiler.language.load import LoadedDocument, PolicySourceFile, load_file
@@ -50,6 +51,7 @@ class DeviceClassSpec:
     selectors: tuple[Selector, ...]
     extended_resource_name: str | None
     position: SourcePosition
+    gpu_model: str | None = None     # the kueue-policy.io/gpu-model annotation the compiler writes
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,8 @@ def load_manifests(paths: Iterable[Path]) -> Manifests:
                     manifests.device_classes.append(DeviceClassSpec(
                         name, _selectors(spec.get("selectors"), where + ("spec", "selectors"), doc, sink,
                                          f"DeviceClass {name}", lines),
-                        spec.get("extendedResourceName"), position))
+                        spec.get("extendedResourceName"), position,
+                        ((metadata.get("annotations") or {}).get(MODEL_ANNOTATION))))
                 else:
                     namespace = str(metadata.get("namespace", "default"))
                     manifests.claim_templates.append(ClaimTemplateSpec(

@@ -51,6 +51,14 @@ def _quantity(value: object) -> str:
     return str(value) if not isinstance(value, str) else value.strip()
 
 
+def _positive_quantity(value: object) -> str:
+    """A node's size: a quantity above zero (a node with no cpu or memory is a typo)."""
+    text = _quantity(value)
+    if parse_quantity(text) == 0:
+        raise ValueError(f"quantity {value} is zero; a node offers more than nothing")
+    return text
+
+
 def _quantity_schema(schema: dict) -> None:
     """JSON Schema of a quantity field: the validator accepts `16` as well as "16" and "500m"."""
     nullable = any(option.get("type") == "null" for option in schema.get("anyOf", ()))
@@ -142,6 +150,31 @@ class PoolTopology(Strict):
         return tuple(level.nodeLabel for level in self.levels)
 
 
+class NodeAllocatable(Strict):
+    """What one node of a pool offers pods (Node.status.allocatable), for the fit check of verdicts."""
+    cpu: str | None = Field(None, description="Allocatable CPU of one node (a Kubernetes quantity, e.g. 190 or "
+                                              "190500m).", json_schema_extra=_quantity_schema)
+    memory: str | None = Field(None, description="Allocatable memory of one node (a Kubernetes quantity, e.g. "
+                                                 "1900Gi).", json_schema_extra=_quantity_schema)
+    nodesFrom: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
+        None, description="Instead of cpu and memory: a `kubectl get nodes -o yaml` export in the policy folder "
+                          "(path relative to this cluster file); each node matching the pool's nodeLabels is "
+                          "checked with its own allocatable.")
+
+    _quantities = field_validator("cpu", "memory", mode="before")(
+        lambda cls, v: None if v is None else _positive_quantity(v))
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "NodeAllocatable":
+        written = [name for name in ("cpu", "memory") if getattr(self, name) is not None]
+        if self.nodesFrom is not None and written:
+            raise ValueError(f"give the node's allocatable as cpu/memory or as nodesFrom, not both "
+                             f"({' and '.join(written)} set)")
+        if self.nodesFrom is None and not written:
+            raise ValueError("allocatable needs cpu, memory or nodesFrom")
+        return self
+
+
 class Pool(Strict):
     name: DnsLabel = Field(description="Pool name; becomes the ResourceFlavor's name (one flavor per pool).")
     gpu: Annotated[str, Field(min_length=1, max_length=63, pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")] = Field(
@@ -164,6 +197,10 @@ class Pool(Strict):
         "none", description="none: whole GPUs (nvidia.com/gpu). planned: the compiler chooses the fewest MIG layouts "
                             "that hold the teams' MIG guarantees and emits the mig-manager config. {layout: {...}}: a "
                             "fixed per-GPU layout.")
+    allocatable: NodeAllocatable | None = Field(
+        None, description="What one node offers pods (Node.status.allocatable cpu and memory), or a node export to "
+                          "read it from: a declared workload whose pod fits no node of the pool is never admitted "
+                          "there. Omitted: only GPUs per node are checked (or the nodes of topology.nodesFrom).")
     topology: PoolTopology | None = Field(
         None, description="Where the pool's nodes sit: topology levels (node labels, coarsest first) and the shape "
                           "(regular, or the real node list). Becomes a Kueue Topology and the flavor's topologyName, "
@@ -245,11 +282,14 @@ class KueueConfigSpec(Strict):
     """Where the cluster's own Kueue manager Configuration lives, so kueue-policy merges into it."""
     base: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
         default=None,
-        description="Path, relative to this cluster file and inside the policy folder, of the Kueue manager "
+        description="Path, relative to this cluster file, of the Kueue manager "
                     "Configuration the installation runs (controller_manager_config.yaml, apiVersion "
                     "config.kueue.x-k8s.io/v1beta1 or v1beta2). kueue-policy merges deviceClassMappings and "
                     "fairSharing into it and keeps every other setting; without it, Kueue's default "
-                    "Configuration for kueueVersion is the base.")
+                    "Configuration for kueueVersion is the base. The file may be anywhere in the git repository the "
+                    "policy folder is in (e.g. ../kueue/controller_manager_config.yaml beside the Kueue install); "
+                    "a path that leaves the repository is refused, and outside a repository the file must be "
+                    "in the policy folder.")
 
 
 class GitopsDestination(Strict):
@@ -357,11 +397,13 @@ class GpuBudget(Strict):
         0, description="Whole GPUs the team is guaranteed: nominalQuota of nvidia.com/gpu, placed on the pools it "
                        "accepts in preference order.")
     burst: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
-        None, description="GPUs the team may borrow beyond its guarantee: borrowingLimit on every flavor (and "
-                          "burst x resourcesPerGpu for cpu/memory); omitted = no limit. Needs a cohort.")
+        None, description="GPUs the team may use beyond its guarantee, in total over all its pools: it never holds "
+                          "more than guaranteed + burst. Split into the borrowingLimits of its whole-GPU flavors, "
+                          "where its guarantee sits first, then in its flavor order (each taking what it can lend "
+                          "the team); omitted = no limit. Needs a cohort.")
     lend: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = Field(
-        None, description="GPUs of the guarantee others may borrow while idle: lendingLimit, the un-lent part kept on "
-                          "the most preferred flavors; omitted = lends all idle quota. At most guaranteed; needs a "
+        None, description="GPUs of the guarantee others may borrow while idle, in total: lendingLimits summing to it, "
+                          "the un-lent part kept on the most preferred flavors; omitted = lends all idle quota. At most guaranteed; needs a "
                           "cohort.")
 
 

@@ -44,7 +44,7 @@ def _policy_at(policy_dir: Path, revision: str) -> PolicySource:
     if not files:
         raise InputError([Diagnostic(codes.UNKNOWN_REVISION, f"the policy folder '{folder}' does not exist at "
                                      f"'{revision}'", SourcePosition(str(policy_dir)))])
-    return PolicySource.at_revision(files, folder)
+    return PolicySource.in_git(repo, revision, files, folder)
 
 
 @click.command()

@@ -32,6 +32,7 @@ from compiler.stages.build import BuildResult, cpu_memory_with, format_amount
 from compiler.evaluator import evaluate, load_manifests
 from compiler.core.resources import CPU, GPU_RESOURCE, MEMORY, mig_resource_name
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
+from compiler.stages.node_size import misfit
 from compiler.stages.plan import Placement
 from compiler.stages.topology_verdicts import PoolTrees, place_verdict, topology_question, usable_flavors
 from compiler.core.quantity import parse_quantity
@@ -90,7 +91,11 @@ def _show(resource: str, value: Fraction) -> str:
     return format_amount(resource, value)
 
 
-def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement: Placement) -> tuple[str | None, list[ResolvedPool]]:
+WAITS_FOREVER = "Kueue would admit it and the pods would wait forever"
+
+
+def _structural_never(cluster: ResolvedCluster, team: ResolvedTeam, workload: ResolvedWorkload,
+                      placement: Placement) -> tuple[str | None, list[ResolvedPool]]:
     """A reason Kueue cannot see why the workload can never run, and the pools it may use."""
     spec = workload.spec
     if workload.mig is not None and spec.gang:
@@ -103,16 +108,27 @@ def _structural_never(team: ResolvedTeam, workload: ResolvedWorkload, placement:
         if not fitting:
             largest = max(p.spec.gpusPerNode for p in team.gpu_pools)
             return (f"each pod asks for {spec.gpus} GPUs but the largest node of the pools the team accepts "
-                    f"has {largest}; Kueue would admit it and the pods would wait forever"), []
-        return None, fitting
+                    f"has {largest}; {WAITS_FOREVER}"), []
+        return _fitting_nodes(cluster, workload, fitting)
     if workload.mig is not None:
         pools = [p for p in team.mig_pools
                  if p.gpu_model is not None and p.gpu_model.profile_named(workload.mig) is not None
                  and workload.mig in (placement.mig_plans[p.name].instances() if p.name in placement.mig_plans else {})]
         if not pools:
             return f"no MIG pool the team accepts is cut into {workload.mig} instances", []
-        return None, pools
-    return None, team.flavor_pools
+        return _fitting_nodes(cluster, workload, pools)
+    return _fitting_nodes(cluster, workload, team.flavor_pools)
+
+
+def _fitting_nodes(cluster: ResolvedCluster, workload: ResolvedWorkload,
+                   pools: list[ResolvedPool]) -> tuple[str | None, list[ResolvedPool]]:
+    """The pools where one pod fits some node (pools whose node size is not stated always do);
+    none: why not, pool by pool."""
+    problems = [(pool, misfit(pool, pod_request(cluster, workload, pool))) for pool in pools]
+    fitting = [pool for pool, problem in problems if problem is None]
+    if fitting or not pools:
+        return None, fitting
+    return "; ".join(problem for _, problem in problems) + f": {WAITS_FOREVER}", []
 
 
 def _quota_resources(flavors: dict[str, dict[str, Fraction]], covered: list[str]) -> list[dict]:
@@ -274,7 +290,7 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
     pending: list[tuple[ResolvedTeam, ResolvedWorkload, str | None, str | None, list[ResolvedPool]]] = []
     for team in cluster.teams:
         for workload in team.workloads:
-            reason, pools = _structural_never(team, workload, placement)
+            reason, pools = _structural_never(cluster, team, workload, placement)
             key = idle.add(team, workload, pools) if reason is None else None
             pending.append((team, workload, reason, key, pools))
     idle_result = idle.run() if idle.count else None
@@ -291,7 +307,7 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
                 contended_keys[index] = contended.add(team, workload, pools)
     contended_result = contended.run() if contended.count else None
     verdicts = []
-    for index, (team, workload, reason, key, _) in enumerate(pending):
+    for index, (team, workload, reason, key, pools) in enumerate(pending):
         name = workload.spec.name
         if reason is not None:
             verdicts.append(Verdict(team.name, name, NEVER, reason))
@@ -302,6 +318,10 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
                                     free.reason or "Kueue would not admit it even on an idle cluster"))
             continue
         busy = contended_result.workload(contended_keys[index]) if index in contended_keys else free
+        unfit = _admitted_where_it_fits_no_node(cluster, workload, busy if busy.status == "admitted" else free, pools)
+        if unfit is not None:
+            verdicts.append(Verdict(team.name, name, NEVER, unfit, _flavor_of(free)))
+            continue
         if busy.status == "admitted" and not busy.borrowing:
             flavor = _flavor_of(busy)
             verdicts.append(Verdict(team.name, name, GUARANTEED,
@@ -327,6 +347,25 @@ def _with_topology(cluster: ResolvedCluster, build: BuildResult, verdicts: list[
     return [place_verdict(verdict, cluster, build, workload,
                           pod_request(cluster, workload, cluster.pool(verdict.flavor) if verdict.flavor else None), trees)
             for verdict, workload in zip(verdicts, workloads)]
+
+
+def _admitted_where_it_fits_no_node(cluster: ResolvedCluster, workload: ResolvedWorkload, outcome,
+                                    fitting: list[ResolvedPool]) -> str | None:
+    """Kueue picks a flavor by quota alone: when it picks one whose nodes cannot hold a pod (an
+    earlier flavor in the team's order), the pods wait there forever though a later pool fits."""
+    names = {pool.name for pool in fitting}
+    flavors = sorted({f for per in outcome.assignment.values() for f in per.values()})
+    for flavor in flavors:
+        pool = cluster.pool(flavor)
+        if pool is None or flavor in names:
+            continue
+        problem = misfit(pool, pod_request(cluster, workload, pool))
+        if problem is None and workload.spec.gpus and pool.spec.gpusPerNode < workload.spec.gpus:
+            problem = f"a pod asks {workload.spec.gpus} GPUs; pool {pool.name}'s nodes have {pool.spec.gpusPerNode}"
+        if problem is not None:
+            return (f"Kueue would admit it on flavor {flavor}, the first in the team's order with quota for it, "
+                    f"but {problem}: the pods would wait forever")
+    return None
 
 
 def _with_chosen_profile(verdict: Verdict, team: ResolvedTeam, workload: ResolvedWorkload) -> Verdict:

@@ -20,6 +20,7 @@ from compiler.dra.classes import build_dra_objects
 from compiler.core.errors import SourcePosition
 from compiler.mig.mig_manager import assign_nodes, mig_manager_config, mig_manager_configmap
 from compiler.core.resources import CPU, GPU_RESOURCE, MEMORY, mig_resource_name
+from compiler.stages.ceilings import burst_split
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
 from compiler.stages.plan import Placement
 from compiler.core.quantity import format_quantity, parse_quantity, round_cpu, round_memory
@@ -342,6 +343,8 @@ class ClusterBuilder:
         mig_placed = self.placement.mig.get(team.name, {})
         in_cohort = team.cohort is not None
         burst = gpus.burst if in_cohort else None
+        # burst is team-wide: split over the whole-GPU flavors so the limits sum to it (ceilings.py).
+        burst_of = burst_split(self.cluster, self.placement, team)
         # lend: the part of the guarantee NOT lent stays private; keep it on the preferred flavors.
         private_left = (gpus.guaranteed - gpus.lend) if (in_cohort and gpus.lend is not None) else None
         result: FlavorQuotas = {}
@@ -350,14 +353,16 @@ class ClusterBuilder:
                 quotas, lend_gpus = self._mig_quotas(pool, mig_placed.get(pool.name, {}), burst), None
             else:
                 nominal_gpus = placed.get(pool.name, 0)
+                flavor_burst = None if burst_of is None else burst_of.get(pool.name, 0)
                 lend_gpus = None
                 if private_left is not None:
                     private = min(private_left, nominal_gpus)
                     private_left -= private
                     lend_gpus = nominal_gpus - private
-                quotas = {GPU_RESOURCE: FlavorQuota(Fraction(nominal_gpus), _fraction(burst), _fraction(lend_gpus))}
+                quotas = {GPU_RESOURCE: FlavorQuota(Fraction(nominal_gpus), _fraction(flavor_burst),
+                                                    _fraction(lend_gpus))}
                 cpu, memory = self._cpu_memory(pool, nominal_gpus, {})
-                quotas.update(self._cpu_memory_quotas(pool, cpu, memory, burst, lend_gpus))
+                quotas.update(self._cpu_memory_quotas(pool, cpu, memory, flavor_burst, lend_gpus))
             result[pool.flavor] = quotas
         return self._emitted(result)
 

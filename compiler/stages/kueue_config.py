@@ -32,7 +32,8 @@ from compiler.stages.build import WAVE_FOUNDATION, BuildResult, BuiltObject, Ori
 from compiler.dra.classes import kueue_config_patch
 from compiler.stages.emit import yaml_file
 from compiler.core.errors import DiagnosticSink, SourcePosition
-from compiler.language.load import LoadedDocument
+from compiler.language.load import LoadedDocument, PolicySourceFile, load_file
+from compiler.stages.repository_files import Refused, RepositoryFiles
 
 CONFIG_GROUP = "config.kueue.x-k8s.io/"
 V1BETA1, V1BETA2 = CONFIG_GROUP + "v1beta1", CONFIG_GROUP + "v1beta2"
@@ -82,6 +83,43 @@ class Base:
         return self.document.path if self.document is not None else "Kueue's default Configuration"
 
 
+def base_display_path(cluster: Any) -> str:
+    """`spec.kueueConfig.base` as a display path (relative to the policy folder's parent)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(cluster.located.path), cluster.spec.kueueConfig.base))
+
+
+def _in_policy_folder(policy_file: str, wanted: str) -> bool:
+    return wanted.startswith(policy_file.split("/", 1)[0] + "/") if "/" in policy_file else "/" not in wanted
+
+
+def load_outside_bases(clusters: list, configs: dict[str, LoadedDocument], repository: RepositoryFiles | None,
+                       sink: DiagnosticSink) -> None:
+    """Read each `kueueConfig.base` that names a file outside the policy folder from the
+    repository the policy lives in, into `configs`; a refused path is an error at the field."""
+    for cluster in clusters:
+        if cluster.spec.kueueConfig.base is None:
+            continue
+        wanted = base_display_path(cluster)
+        if wanted in configs or _in_policy_folder(cluster.located.path, wanted):
+            continue
+        at = cluster.located.position("spec", "kueueConfig", "base")
+        if repository is None:
+            sink.error(codes.KUEUE_CONFIG_BASE_MISSING, f"spec.kueueConfig.base: {wanted} is outside the policy "
+                       "folder, and this policy was not read from a repository to find it in", at)
+            continue
+        try:
+            content = repository.read(wanted)
+        except Refused as refused:
+            sink.error(codes.KUEUE_CONFIG_BASE_MISSING, f"spec.kueueConfig.base refused: {refused}", at)
+            continue
+        documents = load_file(PolicySourceFile(wanted, content), sink, kind="Kueue Configurations")
+        if len(documents) != 1 or not is_kueue_configuration(documents[0]):
+            sink.error(codes.KUEUE_CONFIG_BASE_MISSING, f"spec.kueueConfig.base: {wanted} is not a Kueue "
+                       f"Configuration (one document of kind Configuration, apiVersion {V1BETA1} or {V1BETA2})", at)
+            continue
+        configs[wanted] = documents[0]
+
+
 def find_base(cluster: Any, configs: dict[str, LoadedDocument], sink: DiagnosticSink) -> Base | None:
     """The base named by `spec.kueueConfig.base`, else Kueue's default for `kueueVersion`."""
     spec = cluster.spec
@@ -95,9 +133,11 @@ def find_base(cluster: Any, configs: dict[str, LoadedDocument], sink: Diagnostic
                        f"spec.kueueConfig.base", located.position("spec", "kueueVersion"))
             return None
         return Base(default, None)
-    wanted = posixpath.normpath(posixpath.join(posixpath.dirname(located.path), spec.kueueConfig.base))
+    wanted = base_display_path(cluster)
     document = configs.get(wanted)
     if document is None:
+        if not _in_policy_folder(located.path, wanted):
+            return None             # reported by load_outside_bases, which read or refused it
         known = ", ".join(sorted(configs)) or "none"
         sink.error(codes.KUEUE_CONFIG_BASE_MISSING,
                    f"spec.kueueConfig.base: {wanted} is not a Kueue Configuration in the policy folder "

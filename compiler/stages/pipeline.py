@@ -20,7 +20,9 @@ from compiler.stages.build import BuildResult, BuiltObject, add_priority_policie
 from compiler.stages.emit import json_file, yaml_file
 from compiler.stages.gitops_wiring import codeowners, gitops_cluster, gitops_files
 from compiler.core.errors import Diagnostic, DiagnosticSink, PolicyError, Severity, SourcePosition
-from compiler.stages.kueue_config import add_kueue_config, default_configuration, split_configurations
+from compiler.stages.kueue_config import (add_kueue_config, default_configuration, load_outside_bases,
+                                          split_configurations)
+from compiler.stages.repository_files import DiskRepository, RepositoryFiles, RevisionRepository
 from compiler.language.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
 from compiler.stages.resolved_model import ResolvedCluster
 from compiler.stages.plan import Placement, plan
@@ -38,21 +40,34 @@ class PolicySource:
 
     files: list[PolicySourceFile]
     label: str
+    # Where files the policy names outside its folder are read from (kueueConfig.base).
+    repository: RepositoryFiles | None = None
 
     @classmethod
     def from_directory(cls, path: Path) -> "PolicySource":
-        return cls(discover_files(Path(path)), str(path))
+        path = Path(path)
+        return cls(discover_files(path), str(path), DiskRepository(path) if path.is_dir() else None)
 
     @classmethod
     def from_files(cls, files: Mapping[str, bytes], label: str = "") -> "PolicySource":
         return cls(files_from_mapping(files, label), label)
 
     @classmethod
-    def at_revision(cls, files: Mapping[str, bytes], policy_folder: str) -> "PolicySource":
+    def at_revision(cls, files: Mapping[str, bytes], policy_folder: str,
+                    repository: RepositoryFiles | None = None) -> "PolicySource":
         """The policy folder as read from a git revision, with the display paths `compile <folder>`
         shows (`policies/a.yaml`), so that generated headers and report paths do not differ
-        between a revision and the disk."""
-        return cls.from_files(files, label=PurePosixPath(policy_folder).name)
+        between a revision and the disk. `repository` reads the same revision's other files."""
+        source = cls.from_files(files, label=PurePosixPath(policy_folder).name)
+        source.repository = repository
+        return source
+
+    @classmethod
+    def in_git(cls, repo, revision: str, files: Mapping[str, bytes], policy_folder: str) -> "PolicySource":
+        """`at_revision` of a GitPython repository: other files are read from the same revision."""
+        from compiler.core import git_ops
+        reader = RevisionRepository(lambda path: git_ops.blob_at(repo, revision, path), policy_folder, revision)
+        return cls.at_revision(files, policy_folder, reader)
 
 
 @dataclass
@@ -210,6 +225,7 @@ def compile_policy(source: PolicySource, *, cluster: str | None = None, jobs: in
         sink.error(codes.EMPTY_POLICY, f"'{source.label}' holds no policy documents (only empty files)",
                    SourcePosition(source.label or "."))
     clusters = resolve(policy, sink, node_exports)
+    load_outside_bases(clusters, kueue_configs, source.repository, sink)
     sink.raise_if_errors()
     if cluster is not None:
         selected = [c for c in clusters if c.name == cluster]

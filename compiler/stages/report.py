@@ -10,6 +10,7 @@ from typing import Any
 
 from compiler.stages.admissibility import Verdict
 from compiler.stages.build import BuildResult
+from compiler.stages.ceilings import team_ceilings
 from compiler.core.resources import GPU_RESOURCE
 from compiler.stages.resolved_model import ResolvedCluster
 from compiler.stages.plan import Placement
@@ -61,23 +62,30 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
             entry["migSummary"] = _mig_summary(plan)
         pools.append(entry)
     teams = []
+    ceilings = team_ceilings(cluster, build)
     for team in cluster.teams:
         flavors = []
+        ceiling = ceilings.get(team.name)
+        reach = {(row.flavor, row.resource): row for row in (ceiling.flavors if ceiling else ())}
         for flavor, resources in build.quota.get(team.name, {}).items():
             for resource, quota in resources.items():
                 if resource in ("cpu", "memory"):
                     continue
                 if resource != GPU_RESOURCE and quota.nominal == 0 and quota.borrowing_limit is None:
                     continue
+                row = reach[(flavor, resource)]
                 # GPUs and MIG instances are whole devices: their amounts are integers.
                 flavors.append({"flavor": flavor, "resource": resource,
                                 "guaranteed": int(quota.nominal),
                                 "burst": None if quota.borrowing_limit is None else int(quota.borrowing_limit),
-                                "lend": None if quota.lending_limit is None else int(quota.lending_limit)})
+                                "lend": None if quota.lending_limit is None else int(quota.lending_limit),
+                                "reachable": row.reachable, "lendable": row.lendable})
         teams.append({"name": team.name, "cohort": team.cohort, "namespaces": sorted(team.namespaces),
                       "priority": team.priority, "weight": team.weight, "capacity": team.spec.capacity,
                       "gpus": team.spec.gpus.model_dump(), "mig": dict(sorted(team.mig.items())),
-                      "flavors": flavors, "queueing": team.queueing, "policyFile": team.located.path})
+                      "flavors": flavors, "queueing": team.queueing, "policyFile": team.located.path,
+                      # Whole GPUs over every pool: the team-wide figures burst and lend are about.
+                      "ceiling": ceiling.totals() if ceiling else {"guaranteed": 0, "reachable": 0, "lendable": 0}})
     mig_plan = [{"pool": name, "gpu": plan.pool.spec.gpu, "gpus": plan.pool.gpus, "plannedGpus": plan.planned_gpus,
                  "lowerBound": plan.lower_bound, "fixed": plan.fixed, "demand": plan.demand,
                  "layouts": [layout.to_dict() for layout in plan.layouts],

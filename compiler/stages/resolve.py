@@ -19,6 +19,7 @@ from compiler.stages.resolved_model import (ResolvedCluster, ResolvedCohort, Res
 from compiler.language.policy import Preemption
 from compiler.core.quantity import parse_quantity
 from compiler.language.load import LoadedDocument
+from compiler.stages.node_size import resolve_node_sizes
 from compiler.stages.topology import (check_workload_topology, resolve_pool_topology, topology_names,
                                warn_unused_exports)
 from compiler.language.validate import Located, ValidatedPolicy
@@ -104,6 +105,8 @@ def _resolve_cluster(cluster: Located, sink: DiagnosticSink,
                         sink.error(codes.UNKNOWN_MIG_PROFILE, catalogue.describe_unknown_profile(pool.spec.gpu, profile),
                                    cluster.position("spec", "pools", pool.index, "mig", "layout", profile, key=True))
     _resolve_topologies(cluster, pools, exports, sink)
+    for pool in pools:
+        resolve_node_sizes(cluster, pool, exports, sink)
     _check_versions(cluster, sink)
     cohorts, root = _resolve_cohorts(cluster, sink)
     _check_unique(list(enumerate(spec.priorities)), lambda ip: ip[1].name,

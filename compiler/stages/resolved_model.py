@@ -50,6 +50,16 @@ class ResolvedTopology:
     source: str  # "regular", or the display path of the node export
 
 
+@dataclass(frozen=True)
+class NodeSize:
+    """One node shape of a pool: what a pod may take of it (None: not stated, not checked)."""
+
+    name: str  # the node's name, or "declared" for the pool's allocatable
+    gpus: int
+    cpu: Fraction | None
+    memory: Fraction | None
+
+
 @dataclass
 class ResolvedPool:
     spec: Pool
@@ -57,6 +67,9 @@ class ResolvedPool:
     overcommit: float
     # The pool's Kueue Topology and nodes, when it declares a topology (and it resolved cleanly).
     topology: ResolvedTopology | None = None
+    # What one node offers pods (declared, or read from a node export); empty: not known, so only
+    # GPUs per node are checked (compiler/stages/node_size.py).
+    node_sizes: tuple["NodeSize", ...] = ()
 
     @property
     def name(self) -> str:

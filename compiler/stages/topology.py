@@ -141,21 +141,26 @@ def warn_unused_exports(clusters: list[Located], exports: dict[str, list[LoadedD
     """A node export no pool names is most likely a typo in nodesFrom: say it is ignored."""
     named = {_export_path(cluster, pool.topology.nodesFrom) for cluster in clusters for pool in cluster.model.spec.pools
              if pool.topology is not None and pool.topology.nodesFrom is not None}
+    named |= {_export_path(cluster, pool.allocatable.nodesFrom) for cluster in clusters
+              for pool in cluster.model.spec.pools if pool.allocatable is not None and pool.allocatable.nodesFrom}
     for path in sorted(set(exports) - named):
         sink.warning(codes.TOPOLOGY_NODE_LIST,
-                     f"{path} is a node export no pool names in topology.nodesFrom; it is ignored",
+                     f"{path} is a node export no pool names in topology.nodesFrom or allocatable.nodesFrom; "
+                     "it is ignored",
                      exports[path][0].position())
 
 
-def _nodes_from_export(cluster: Located, pool: ResolvedPool, topology: PoolTopology, levels: tuple[str, ...],
-                       exports: dict[str, list[LoadedDocument]], sink: DiagnosticSink) -> tuple[str, list[TopologyNode]] | None:
-    here = ("spec", "pools", pool.index, "topology", "nodesFrom")
-    wanted = _export_path(cluster, topology.nodesFrom)
+def nodes_from_export(cluster: Located, pool: ResolvedPool, nodes_from: str, field: str, levels: tuple[str, ...],
+                      exports: dict[str, list[LoadedDocument]], sink: DiagnosticSink) -> tuple[str, list[TopologyNode]] | None:
+    """The pool's nodes in the export `nodes_from` names (`field`: the pool's field that names it,
+    `topology` or `allocatable`), each with a label for every level."""
+    here = ("spec", "pools", pool.index, field, "nodesFrom")
+    wanted = _export_path(cluster, nodes_from)
     documents = exports.get(wanted)
     if documents is None:
         known = ", ".join(sorted(exports)) or "none"
         sink.error(codes.TOPOLOGY_NODE_LIST,
-                   f"topology.nodesFrom: {wanted} is not a node export (`kubectl get nodes -o yaml`) in the policy "
+                   f"{field}.nodesFrom: {wanted} is not a node export (`kubectl get nodes -o yaml`) in the policy "
                    f"folder (node exports found: {known})", cluster.position(*here))
         return None
     selector = dict(pool.spec.nodeLabels) or {"kueue-policy.io/pool": pool.name}
@@ -259,7 +264,7 @@ def resolve_pool_topology(cluster: Located, pool: ResolvedPool, exports: dict[st
     if not fine:
         return None
     if topology.nodesFrom is not None:
-        found = _nodes_from_export(cluster, pool, topology, levels, exports, sink)
+        found = nodes_from_export(cluster, pool, topology.nodesFrom, "topology", levels, exports, sink)
         return None if found is None else (levels, found[0], found[1])
     nodes = _regular_nodes(cluster, pool, topology, levels, sink)
     return None if nodes is None else (levels, "regular", nodes)

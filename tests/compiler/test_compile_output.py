@@ -122,7 +122,8 @@ def test_team_quota_maps_to_nominal_borrowing_and_lending_limits(tmp_path):
     # resourcesPerGpu: 16 cpu and 128Gi per guaranteed GPU, limits scale the same way
     assert q["od"]["cpu"] == {"nominalQuota": "128", "borrowingLimit": "64", "lendingLimit": "96"}
     assert q["od"]["memory"] == {"nominalQuota": "1Ti", "borrowingLimit": "512Gi", "lendingLimit": "768Gi"}
-    assert q["spot"]["nvidia.com/gpu"] == {"nominalQuota": "0", "borrowingLimit": "4", "lendingLimit": "0"}
+    # burst is team-wide: od can lend the team all 4 (16 GPUs, 8 its own), so spot gets none of it.
+    assert q["spot"]["nvidia.com/gpu"] == {"nominalQuota": "0", "borrowingLimit": "0", "lendingLimit": "0"}
     assert spec["namespaceSelector"] == {"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["a-eval", "a-train"]}]}
     assert spec["queueingStrategy"] == "BestEffortFIFO"
@@ -246,7 +247,8 @@ def test_report_json_and_markdown(tmp_path):
     assert report["pools"][0]["guaranteed"] == 8 and report["pools"][0]["shared"] == 8
     team_a = report["teams"][0]
     assert team_a["flavors"][0] == {"flavor": "od", "resource": "nvidia.com/gpu", "guaranteed": 8,
-                                    "burst": None, "lend": None}
+                                    "burst": None, "lend": None, "reachable": 16, "lendable": 8}
+    assert team_a["ceiling"] == {"guaranteed": 8, "reachable": 24, "lendable": 8}
     verdicts = {w["name"]: w["verdict"] for w in report["workloads"]}
     assert verdicts == {"big": "borrowing", "small": "guaranteed"}
     markdown = (out / "lab" / "REPORT.md").read_text()

@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     "simulate": {"core", "language", "mig", "evaluator", "runtime", "stages", "cli"},
     "deliver": {"core", "language", "stages", "simulate", "cli"},
     "sandbox": {"core", "evaluator", "stages", "cli"},
+    "drift": {"core", "evaluator", "stages", "cli"},
     "speedups": set(),
     "compiler": {"speedups", "cli"},
 }

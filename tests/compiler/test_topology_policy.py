@@ -185,4 +185,4 @@ def test_a_node_export_no_pool_names_is_a_warning(tmp_path):
     shutil.copy(root / "nodes" / "h100.yaml", root / "nodes" / "h100-old.yaml")
     warned = [d for d in compile_policy(PolicySource.from_directory(root)).warnings if d.code == "KP322"]
     assert [(Path(d.position.path).name, d.message) for d in warned] == [
-        ("h100-old.yaml", "nvl72/nodes/h100-old.yaml is a node export no pool names in topology.nodesFrom; it is ignored")]
+        ("h100-old.yaml", "nvl72/nodes/h100-old.yaml is a node export no pool names in topology.nodesFrom or allocatable.nodesFrom; it is ignored")]

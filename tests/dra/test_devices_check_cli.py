@@ -165,3 +165,44 @@ def test_positions_inside_block_and_quoted_expressions(tmp_path):
     # which the block indents by 8
     assert f"{manifest}:9:52: error[KP707]: DeviceClass block.example.com" in result.stderr
     assert f"{manifest}:16:68: error[KP707]: DeviceClass quoted.example.com" in result.stderr
+
+
+def _report_json(out: Path, pools: list[dict], classes: dict[str, list[str]]) -> None:
+    (out / "gpu-east" / "report.json").write_text(json.dumps({"pools": pools, "deviceClasses": classes}))
+
+
+def _pool(name: str, nodes: int, per_node: int = 8, gpu: str = "H100-80GB", **more) -> dict:
+    return {"name": name, "gpu": gpu, "nodes": nodes, "gpusPerNode": per_node, "gpus": nodes * per_node,
+            "mig": "none", **more}
+
+
+def test_pools_larger_than_the_inventory_are_reported(compiled_out):
+    """The inventory holds 16 whole H100 GPUs on 2 nodes and 3 H100 3g.40gb instances: pools
+    declaring 12 H100 nodes and 4 instances passed the per-class check (one match is enough)."""
+    classes = {"nvidia.com/gpu": ["h100-80gb.gpu.kueue-policy.io"],
+               "nvidia.com/mig-3g.40gb": ["h100-80gb-3g-40gb.mig.kueue-policy.io"]}
+    _report_json(compiled_out, [_pool("h100-ondemand", 8), _pool("h100-spot", 4),
+                                _pool("h100-mig", 1, mig="planned", migInstances={"3g.40gb": 4})], classes)
+    result = run_cli("devices", "check", "--inventory", str(INVENTORY), "--out", str(compiled_out),
+                     "--format", "json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["poolShortfalls"] == [
+        {"deviceClass": "h100-80gb-3g-40gb.mig.kueue-policy.io", "pools": ["h100-mig"], "declaredDevices": 4,
+         "declaredNodes": None, "devices": 3, "nodes": 1},
+        {"deviceClass": "h100-80gb.gpu.kueue-policy.io", "pools": ["h100-ondemand", "h100-spot"],
+         "declaredDevices": 96, "declaredNodes": 12, "devices": 16, "nodes": 2}]
+    assert ("error[KP715]: pool(s) h100-ondemand, h100-spot declare 96 H100-80GB GPU(s) on 12 node(s); the "
+            "inventory has 16 device(s) on 2 node(s) matching DeviceClass h100-80gb.gpu.kueue-policy.io"
+            ) in result.stderr
+
+
+def test_pools_the_inventory_holds_pass(compiled_out):
+    classes = {"nvidia.com/gpu": ["h100-80gb.gpu.kueue-policy.io"]}
+    _report_json(compiled_out, [_pool("h100-ondemand", 2)], classes)
+    result = run_cli("devices", "check", "--inventory", str(INVENTORY), "--out", str(compiled_out))
+    assert result.returncode == 0, result.stderr
+    # 16 GPUs declared on 4 nodes: enough devices, but on 2 nodes only.
+    _report_json(compiled_out, [_pool("h100-ondemand", 4, per_node=4)], classes)
+    result = run_cli("devices", "check", "--inventory", str(INVENTORY), "--out", str(compiled_out))
+    assert result.returncode == 1 and "declare 16 H100-80GB GPU(s) on 4 node(s)" in result.stderr

@@ -1,0 +1,1 @@
+"""`kueue-policy drift`: the live cluster against what the policy compiles to."""
