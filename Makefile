@@ -130,6 +130,8 @@ test: setup
 # N random Kueue worlds from SEED through the Python engine and Kueue's own scheduler
 # (kueue-oracle, built by `make oracle`); the last line is `differential: K/N worlds agree`.
 # JOBS=2 compares worlds in two processes; SHRINK=n shrinks at most n disagreements (0: none).
+# TAS=1: Topology Aware Scheduling worlds (Topologies, Nodes, every TAS request form) instead,
+# comparing topologyAssignment and Kueue's reason too.
 SEED   ?= 1
 N      ?= 300
 ORACLE ?= oracle/bin/kueue-oracle
@@ -137,7 +139,7 @@ JOBS   ?= 1
 SHRINK ?= 20
 differential: setup
 	@test -x $(ORACLE) || { echo "differential: $(ORACLE) not found: build it with 'make oracle' (needs go on PATH)" >&2; exit 2; }
-	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS) --max-shrink $(SHRINK)
+	cd tests && ../$(BIN)/python -m differential --seed $(SEED) -n $(N) --oracle $(abspath $(ORACLE)) --jobs $(JOBS) --max-shrink $(SHRINK) $(if $(TAS),--tas-worlds)
 
 # N random topology placement worlds from SEED: compiler.evaluator.topology against Kueue's TAS.
 differential-tas: setup

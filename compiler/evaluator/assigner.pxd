@@ -35,6 +35,7 @@ cdef class Assignment:
     cdef public object mode
     cdef public object _message
     cdef public object scan_position
+    cdef public object placements
 
     cpdef Assignment copy(self)
     cpdef message(self)
@@ -56,6 +57,8 @@ cdef class FlavorAssigner:
     cdef public object oracle
     cdef public bint read_usage
     cdef public object readings
+    cdef public object tas
+    cdef public bint read_placement
     cdef public dict _problems
     cdef public dict group_of
     cdef public dict pairs

@@ -14,6 +14,7 @@ from compiler.evaluator.models import ClusterQueue, FlavorResource, PodSet, Reso
 from compiler.core.quantity import format_units
 from compiler.evaluator.selectors import requirement_matches
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
+from compiler.evaluator.tas_step import place_pods
 
 # Preemption modes, worst to best (Kueue's preemptionMode order).
 NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
@@ -26,7 +27,8 @@ NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"
 PENDING = "Pending"
-_SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
+_SEVERITY = {"": 0, TOPOLOGY_PLACEMENT_FAILED: 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
 
 
 # Quota messages repeat the same few amounts in every nomination; formatting one is a Fraction
@@ -171,7 +173,8 @@ class PodSetAssignment:
 
 
 class Assignment:
-    __slots__ = ("podsets", "usage", "borrowing", "no_fit_reason", "mode", "_message", "scan_position")
+    __slots__ = ("podsets", "usage", "borrowing", "no_fit_reason", "mode", "_message", "scan_position",
+                 "placements")
 
     def __init__(self) -> None:
         self.podsets: list[PodSetAssignment] = []
@@ -185,6 +188,8 @@ class Assignment:
         # Where a failed flavor scan stopped, (pod set, resource) -> flavor index (the
         # scheduler's FlavorFungibilityPreserveScanProgress record), kept like the message.
         self.scan_position: dict | None = None
+        # Topology Aware Scheduling: pod set -> tas.PodSetPlacement, when its pods were placed.
+        self.placements: dict | None = None
 
     def copy(self) -> "Assignment":
         """A copy sharing the field values (replace a field, never edit it in place)."""
@@ -192,6 +197,7 @@ class Assignment:
         copy.podsets, copy.usage, copy.borrowing = self.podsets, self.usage, self.borrowing
         copy.no_fit_reason, copy.mode = self.no_fit_reason, self.mode
         copy._message, copy.scan_position = self._message, self.scan_position
+        copy.placements = self.placements
         return copy
 
     def __repr__(self) -> str:
@@ -310,6 +316,10 @@ class FlavorAssigner:
         # that never did depends on the workload and the static quotas only, and can be reused.
         self.read_usage = False
         self.readings: list[tuple] | None = None
+        # Topology Aware Scheduling (tas.TasState), None when the input has no TAS flavor and no
+        # pod set asks for a topology; `read_placement` is set when an answer read the nodes.
+        self.tas = None
+        self.read_placement = False
         self._problems: dict[tuple[int, str], str | None] = {}
         self.group_of: dict[str, int] = {}
         # flavor -> resource -> the shared pair tuple (models.flavor_resource), for the pairs
@@ -375,6 +385,8 @@ class FlavorAssigner:
             assignment.mode = A_PREEMPT
         else:
             assignment.mode = A_FIT
+        if assignment.mode != A_NO_FIT and self.tas is not None:
+            place_pods(self, assignment, podsets)
         if assignment.mode == A_NO_FIT:
             assignment.no_fit_reason = self._no_fit_reason(assignment)
         return assignment
@@ -429,7 +441,12 @@ class FlavorAssigner:
             problem = self._problems.get(cache_key, _UNSET)
             if problem is _UNSET:
                 # pod placement and flavors are static, so this is decided once per pair
-                problem = flavor_problem(fname, self.flavors.get(fname), podset)
+                flavor = self.flavors.get(fname)
+                problem = None
+                if self.tas is not None and flavor is not None:
+                    problem = self.tas.flavor_problem(self.cq, podset, flavor, group.covered_resources)
+                if problem is None:
+                    problem = flavor_problem(fname, flavor, podset)
                 self._problems[cache_key] = problem
             if problem is not None:
                 reasons.append(problem)

@@ -8,6 +8,7 @@ from compiler.evaluator.preemption cimport Preemptor
 
 cdef class ClusterCache:
     cdef public object state
+    cdef public object tas
     cdef public object reuse          # (the constructor's argument as given, not a C bool)
     cdef public object config
     cdef public object fair_sharing   # (the configuration's value as given, not a C bool)

@@ -9,6 +9,7 @@ from typing import Callable
 
 from compiler.evaluator.assigner import FlavorAssigner
 from compiler.evaluator.circles import CircleFinder
+from compiler.evaluator.tas import PodSetPlacement, TasState
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import ClusterState, Workload, flavor_resource
 from compiler.evaluator.preemption import Preemptor
@@ -35,6 +36,8 @@ class ClusterCache:
         tests compare the reusing engine with)."""
         self.state = state
         self.reuse = reuse
+        # Topology Aware Scheduling: the TAS flavors' nodes and the pods placed on them.
+        self.tas = TasState(state)
         self.config = state.configuration
         self.fair_sharing = self.config.fair_sharing
         self.infos: dict[str, WorkloadInfo] = {}
@@ -244,9 +247,25 @@ class ClusterCache:
                            "exist in the input; its usage is not counted")
             return
         node.add_all(info.usage)
+        self._hold_placements(info)
         self.admitted[admission.cluster_queue][info.key] = info
         self.preemptor.track(info)
         info.borrowing = any(node.borrowing(fr) for fr in info.usage) if node.parent is not None else False
+
+    def _hold_placements(self, info: WorkloadInfo) -> None:
+        """A running Workload's pods sit where status.admission's topologyAssignment says (the
+        TAS cache adds their usage to the leaves)."""
+        placements = {}
+        podsets = {ps.name: ps for ps in info.workload.podsets}
+        for psa in info.workload.admission.podsets:
+            flavor = next((f for f in psa.flavors.values() if self.tas.is_tas_flavor(f)), None)
+            podset = podsets.get(psa.name)
+            if psa.topology_assignment is None or flavor is None or podset is None:
+                continue
+            placements[psa.name] = PodSetPlacement(flavor, psa.topology_assignment, podset.per_pod)
+        if placements:
+            self.tas.add(placements)
+            info.placements = placements
 
     def assigner(self, cq_name: str) -> FlavorAssigner:
         assigner = self._assigners.get(cq_name)
@@ -254,6 +273,8 @@ class ClusterCache:
             assigner = FlavorAssigner(self.state.cluster_queues[cq_name], self.nodes[cq_name],
                                       self.state.flavors, self.fair_sharing,
                                       self.config.quota_check_strategy == "IgnoreUndeclared", None)
+            if self.tas.wanted:
+                assigner.tas = self.tas
             self._assigners[cq_name] = assigner
         return assigner
 

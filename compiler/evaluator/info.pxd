@@ -27,3 +27,4 @@ cdef class WorkloadInfo:
     cdef public object reads
     cdef public object key
     cdef public object uid
+    cdef public object placements

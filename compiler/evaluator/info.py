@@ -19,7 +19,7 @@ class WorkloadInfo:
     __slots__ = ("workload", "cluster_queue", "usage", "flavors", "counts", "holds_quota", "held_before",
                  "reserved_rank", "status", "reason", "reason_code", "preempted_by", "borrowing",
                  "last_tried", "sticky", "explain", "last_assignment", "pending_victims", "_hash",
-                 "_order", "nomination", "reads", "key", "uid", "tried_at")
+                 "_order", "nomination", "reads", "key", "uid", "tried_at", "placements")
 
     def __init__(self, workload: Workload) -> None:
         self.workload = workload
@@ -53,6 +53,8 @@ class WorkloadInfo:
         # orders candidates and heads (the key stands in for a workload without one).
         self.key: str = workload.key
         self.uid: str = workload.uid or self.key
+        # Topology Aware Scheduling: pod set -> tas.PodSetPlacement of the pods it holds on nodes.
+        self.placements: dict | None = None
 
     def __repr__(self) -> str:
         return f"WorkloadInfo({self.key}, {self.status}, cluster_queue={self.cluster_queue})"
@@ -70,7 +72,8 @@ class WorkloadInfo:
         if cached is None:
             shape = (self.workload.priority, tuple(
                 (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())),
-                 tuple(sorted(ps.node_selector.items())), repr(ps.affinity_terms), repr(ps.tolerations))
+                 tuple(sorted(ps.node_selector.items())), repr(ps.affinity_terms), repr(ps.tolerations),
+                 ps.topology)
                 for ps in self.workload.podsets))
             cached = self._hash = _CLASS_IDS.setdefault(shape, len(_CLASS_IDS))
         return cached

@@ -20,11 +20,12 @@ from compiler.evaluator.loader_fields import (
     IGNORED_KINDS, KUEUE_GROUP, KUEUE_INTEGRATIONS_NOT_MODELLED, QUEUE_LABEL, _Skip, _describe, _group, _kinds_text,
 )
 from compiler.evaluator.loader_queues import QueueObjectReaders
+from compiler.evaluator.loader_topology import TopologyReaders
 from compiler.evaluator.loader_workloads import WorkloadReaders
 from compiler.evaluator.models import ClusterState, ResourceGroup, Workload
 from compiler.evaluator.podspec import DraContext
 
-class _Loader(QueueObjectReaders, WorkloadReaders):
+class _Loader(QueueObjectReaders, WorkloadReaders, TopologyReaders):
     """Routes each document to the reader of its kind, and keeps what they read."""
 
     def __init__(self) -> None:
@@ -114,6 +115,7 @@ class _Loader(QueueObjectReaders, WorkloadReaders):
                 "ResourceFlavor": self.resource_flavor, "Cohort": self.cohort,
                 "ClusterQueue": self.cluster_queue, "LocalQueue": self.local_queue,
                 "WorkloadPriorityClass": self.priority_class, "Workload": self.defer,
+                "Topology": self.topology,
             }.get(kind)
         if adapter_for(group, kind) is not None:
             # Pods are grouped before they become Workloads; every other job kind waits for
@@ -122,6 +124,7 @@ class _Loader(QueueObjectReaders, WorkloadReaders):
         return {
             ("config.kueue.x-k8s.io", "Configuration"): self.configuration,
             ("", "Namespace"): self.namespace,
+            ("", "Node"): self.node,
             ("scheduling.k8s.io", "PriorityClass"): self.pod_priority_class,
             ("resource.k8s.io", "ResourceClaimTemplate"): self.claim_template,
             ("resource.k8s.io", "DeviceClass"): self.device_class,

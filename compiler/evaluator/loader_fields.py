@@ -21,8 +21,8 @@ KUEUE_INTEGRATIONS_NOT_MODELLED = {
 }
 IGNORED_KINDS = {
     # Kinds a cluster export commonly holds that do not change admission.
-    "AdmissionCheck", "Topology", "MultiKueueCluster", "MultiKueueConfig",
-    "ProvisioningRequestConfig", "ResourceSlice", "ResourceClaim", "Node", "ConfigMap",
+    "AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig",
+    "ProvisioningRequestConfig", "ResourceSlice", "ResourceClaim", "ConfigMap",
 }
 
 

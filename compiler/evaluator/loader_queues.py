@@ -106,6 +106,7 @@ class QueueObjectReaders:
             node_labels={str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()},
             node_taints=[t for t in spec.get("nodeTaints") or [] if isinstance(t, dict)],
             tolerations=[t for t in spec.get("tolerations") or [] if isinstance(t, dict)],
+            topology_name=_text(spec.get("topologyName"), "spec.topologyName", optional=True) or None,
             source=where)
 
     def cohort(self, doc: dict, where: SourcePosition | None) -> None:

@@ -14,6 +14,7 @@ from compiler.evaluator.loader_fields import (
     DEFAULT_QUEUE_KINDS, KUEUE_GROUP, PREBUILT_WORKLOAD, PRIORITY_LABEL, QUEUE_LABEL, UNMANAGED_NAMESPACES, _Skip,
     _describe, _group, _parse_time, _text,
 )
+from compiler.evaluator.loader_topology import annotations_request, topology_assignment, topology_request
 from compiler.evaluator.models import EPOCH, Admission, PodSet, PodSetAdmission, Workload
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
 
@@ -91,9 +92,12 @@ class WorkloadReaders:
         if "pods" in per_pod:
             problems.append(f"pod set {name}: resource pods: the key is reserved for internal kueue use")
             per_pod.pop("pods")
+        template_meta = template.get("metadata") if isinstance(template, dict) else None
+        annotations = (template_meta or {}).get("annotations") if isinstance(template_meta, dict) else None
+        topology = annotations_request(annotations, f"pod set {name}") if isinstance(annotations, dict) else None
         return PodSet(name=name, count=count, per_pod=per_pod, min_count=min_count,
                       node_selector=place.node_selector, affinity_terms=place.affinity_terms,
-                      tolerations=place.tolerations)
+                      tolerations=place.tolerations, topology=topology)
 
     def build_workload(self, doc: dict, where: SourcePosition | None, dra: DraContext) -> Workload:
         """A Workload object of the input, with its status (admission) when it has one."""
@@ -110,6 +114,9 @@ class WorkloadReaders:
             podsets.append(self.make_podset(_text(ps.get("name", "main"), f"spec.podSets[{index}].name"),
                                             ps.get("count", 1),
                                             ps.get("minCount"), ps.get("template"), ns, dra, problems))
+            # A Workload's own topologyRequest is what Kueue reads (template annotations are
+            # read from jobs only, when their Workload is built).
+            podsets[-1].topology = topology_request(ps.get("topologyRequest"), f"spec.podSets[{index}].topologyRequest")
         if not podsets:
             raise _Skip("spec.podSets is empty")
         names = [ps.name for ps in podsets]
@@ -243,7 +250,8 @@ class WorkloadReaders:
             elif podset is not None:
                 usage = podset.total(count)
             flavors = {str(k): str(v) for k, v in (psa.get("flavors") or {}).items()}
-            podset_admissions.append(PodSetAdmission(name, flavors, usage, count))
+            placed = topology_assignment(psa.get("topologyAssignment"), f"status.admission pod set {name}")
+            podset_admissions.append(PodSetAdmission(name, flavors, usage, count, placed))
         workload.admission = Admission(str(cq), podset_admissions)
         workload.quota_reserved_at = _parse_time(reserved.get("lastTransitionTime")) or EPOCH
 

@@ -51,6 +51,8 @@ class ResourceFlavor:
     node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: list[dict] = field(default_factory=list)
     tolerations: list[dict] = field(default_factory=list)
+    # spec.topologyName: the flavor places pods on nodes with Topology Aware Scheduling
+    topology_name: str | None = None
     source: SourcePosition | None = None
 
 
@@ -102,6 +104,18 @@ class LocalQueue:
     source: SourcePosition | None = None
 
 
+@dataclass(frozen=True)
+class PodSetTopologyRequest:
+    """Kueue's PodSetTopologyRequest, the fields that place pods: one of required, preferred
+    or unconstrained, and slices as (level, size) layers, outermost first (the
+    podSetSliceRequiredTopology + podSetSliceSize pair is one layer)."""
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool = False
+    slices: tuple[tuple[str, int], ...] = ()
+
+
 @dataclass
 class PodSet:
     name: str
@@ -112,6 +126,9 @@ class PodSet:
     # required node affinity: list of terms (ORed), each a list of match expressions (ANDed)
     affinity_terms: list[list[dict]] | None = None
     tolerations: list[dict] = field(default_factory=list)
+    # What the pod set asks of Topology Aware Scheduling (spec.podSets[].topologyRequest or the
+    # pod template's podset-*-topology annotations); None when it asks nothing explicitly.
+    topology: PodSetTopologyRequest | None = None
 
     def total(self, count: int | None = None) -> dict[str, int]:
         n = self.count if count is None else count
@@ -124,6 +141,8 @@ class PodSetAdmission:
     flavors: dict[str, str]
     resource_usage: dict[str, int]
     count: int
+    # status.admission's topologyAssignment (topology.TopologyAssignment): where its pods run
+    topology_assignment: object | None = None
 
 
 @dataclass
@@ -176,6 +195,10 @@ class ClusterState:
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     priority_classes: dict[str, int] = field(default_factory=dict)
     workloads: list[Workload] = field(default_factory=list)
+    # Topology Aware Scheduling: Topology name -> its levels (node labels, coarsest first), and
+    # the Nodes (topology.Node records) the TAS flavors place pods on.
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nodes: list = field(default_factory=list)
     configuration: Configuration = field(default_factory=Configuration)
     warnings: list[Diagnostic] = field(default_factory=list)
 

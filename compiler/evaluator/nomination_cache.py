@@ -42,6 +42,11 @@ def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResourc
 
 
 
+def _with_placement(reader: Callable[[], object], tas) -> Callable[[], object]:
+    """`reader`'s answer joined with the TAS generation (the nodes' usage as placements moved it)."""
+    return lambda: (reader(), tas.generation)
+
+
 class Nomination:
     """A workload's last nomination in a ClusterQueue, as the cache keeps it: what it answered
     and what that answer depends on besides the workload."""
@@ -90,6 +95,7 @@ class CachedNominator(Nominator):
             return found.assignment, found.targets
         assigner = self.assigner(cq_name)
         assigner.read_usage = False
+        assigner.read_placement = False
         assigner.readings = []
         try:
             assignment, targets = self.get_assignment(info, cq_name)
@@ -101,10 +107,15 @@ class CachedNominator(Nominator):
         # path while the readings decide the same. A preemption's targets are particular
         # workloads found for this one: it is not kept.
         failed = assignment.mode == A_NO_FIT or (assignment.mode == A_PREEMPT and not targets)
-        kept = failed or assignment.mode == A_FIT
+        # An answer that placed pods on nodes is kept for this workload only, and only while no
+        # placement moved (the TAS generation is part of what its reader reads).
+        placed = assigner.read_placement
+        kept = (failed or assignment.mode == A_FIT) and not placed
         reader, frs = None, None
         if assigner.read_usage:
             reader, frs = self._state_reader(info, cq_name, readings if kept else None)
+            if placed:
+                reader = _with_placement(reader, self.tas)
         info.nomination = Nomination(cq_name, scan, reader, reader() if reader else None, assignment, targets,
                                      readings if kept else None, frs)
         if kept and class_key is not None:

@@ -12,6 +12,7 @@ from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.podset_reducer import PodSetReducer
 from compiler.evaluator.preemption import Target
+from compiler.evaluator.tas_step import place_preempting
 from compiler.evaluator.tree import height_of_lowest_subtree_that_fits
 
 TARGETS_READING = "targets"  # a preemption search of the nomination itself (not the oracle's)
@@ -69,6 +70,16 @@ class Nominator(ClusterCache):
         return oracle
 
     def get_assignment(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        assignment, targets = self._assign_and_search(info, cq_name)
+        if assignment.mode == A_PREEMPT:
+            assigner = self.assigner(cq_name)
+            if assigner.tas is not None:
+                place_preempting(assigner, assignment, info.workload.podsets, targets)
+        return assignment, targets
+
+    def _assign_and_search(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
+        """Kueue's getAssignments before updateAssignmentForTAS: the flavor assignment, the
+        preemption targets, the pod-set reducer."""
         assigner = self.assigner(cq_name)
         assigner.oracle = self._oracle_for(info, cq_name)
         podsets = info.workload.podsets

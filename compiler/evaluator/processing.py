@@ -53,6 +53,14 @@ class EntryProcessor(CachedNominator):
         info = entry.info
         assignment = entry.assignment
         node = self.nodes[entry.cq]
+        if assignment.placements is not None and self._quota_fits(entry, preempted) \
+                and not self._placement_fits(entry, preempted):
+            # Kueue's updateAssignmentIfNeeded (TASRecomputeAssignmentWithinSchedulingCycle): the
+            # nomination placed pods on nodes this cycle took since; assign afresh.
+            info.last_tried = None
+            assignment, entry.targets = self.get_assignment(info, entry.cq)
+            entry.assignment = assignment
+            entry.message = assignment.message()
         mode = assignment.mode
         info.last_assignment = assignment
         if mode == A_NO_FIT:
@@ -68,6 +76,7 @@ class EntryProcessor(CachedNominator):
                 reserve = self._reservation(assignment, node)
                 node.add_all(reserve)
                 temporary.append((node, reserve))
+                self._hold_placements_for_cycle(assignment, temporary)
             return False
         # (comprehensions and loops, not generator expressions, in the methods a cycle calls
         # per head: compiled, these are C calls, which cannot hold a generator's closure)
@@ -78,12 +87,7 @@ class EntryProcessor(CachedNominator):
             entry.reason = WAITING_FOR_QUOTA
             self._remember_scan(info, entry.cq, assignment)
             return False
-        with self.preemptor.without([*preempted.values(), *entry.targets]):
-            fits = True
-            for fr, value in assignment.usage.items():
-                if node.available(fr) < value:
-                    fits = False
-                    break
+        fits = self._quota_fits(entry, preempted) and self._placement_fits(entry, preempted)
         if not fits:
             entry.skipped = True
             entry.status = "skipped"
@@ -96,6 +100,7 @@ class EntryProcessor(CachedNominator):
         if mode == A_PREEMPT:
             node.add_all(assignment.usage)
             temporary.append((node, dict(assignment.usage)))
+            self._hold_placements_for_cycle(assignment, temporary)
             entry.status = "preempting"
             entry.reason = WAITING_FOR_PREEMPTED
             entry.message += f". Pending the preemption of {len(entry.targets)} workload(s)"
@@ -106,6 +111,31 @@ class EntryProcessor(CachedNominator):
         self._admit(info, entry.cq, assignment)
         entry.status = "admitted"
         return True
+
+    def _quota_fits(self, entry: Entry, preempted: dict[str, Target]) -> bool:
+        """Whether the entry's usage fits the quota with this cycle's targets gone."""
+        node = self.nodes[entry.cq]
+        with self.preemptor.without([*preempted.values(), *entry.targets]):
+            for fr, value in entry.assignment.usage.items():
+                if node.available(fr) < value:
+                    return False
+        return True
+
+    def _placement_fits(self, entry: Entry, preempted: dict[str, Target]) -> bool:
+        """Whether the entry's pods still fit the nodes it placed them on (TAS), with this
+        cycle's targets gone."""
+        placements = entry.assignment.placements
+        if placements is None:
+            return True
+        gone = [t.info.placements for t in (*preempted.values(), *entry.targets) if t.info.placements]
+        return self.tas.fits(placements, gone)
+
+    def _hold_placements_for_cycle(self, assignment: Assignment, temporary: list) -> None:
+        """The entry's pods hold their nodes for the rest of the cycle (Kueue's AddUsage of the
+        TAS usage), given back with the cycle's other temporary usage."""
+        if assignment.placements is not None:
+            self.tas.add(assignment.placements)
+            temporary.append((self.tas, assignment.placements))
 
     def _remember_scan(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         # FlavorFungibilityPreserveScanProgress: the next attempt resumes after the last flavor
@@ -146,6 +176,9 @@ class EntryProcessor(CachedNominator):
     def _admit(self, info: WorkloadInfo, cq_name: str, assignment: Assignment) -> None:
         node = self.nodes[cq_name]
         node.add_all(assignment.usage)
+        if assignment.placements is not None:
+            self.tas.add(assignment.placements)
+        info.placements = assignment.placements
         self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self._reserve_seq += 1
         info.cluster_queue = cq_name
@@ -183,6 +216,9 @@ class EntryProcessor(CachedNominator):
         cq_name = victim.cluster_queue
         node = self.nodes[cq_name]
         node.remove_all(victim.usage)
+        if victim.placements is not None:
+            self.tas.add(victim.placements, -1)
+            victim.placements = None
         self.generations[cq_name] = self.generations.get(cq_name, 0) + 1
         self.admitted[cq_name].pop(victim.key, None)
         self.preemptor.untrack(victim)

@@ -50,6 +50,10 @@ class QuietQueues(EntryProcessor):
         current cycle) when a commit may matter, something enters it, or the moment ends before
         its last head's turn."""
         quiet: dict[str, tuple[PendingQueue, list[WorkloadInfo]]] = {}
+        if self.tas.wanted:
+            # A head placed on nodes reads what an admission in another queue (on the same
+            # nodes, outside its cohort) moves, which the commit versions do not see.
+            return quiet
         snapshot = self.preemptor.snapshot
         checked = self._quiet_checked
         for name in self._aside:

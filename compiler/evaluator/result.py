@@ -19,11 +19,16 @@ class WorkloadOutcome:
     reason: str
     reason_code: str
     preempted_by: str | None
+    # pod set -> {"levels", "domains"}: where Topology Aware Scheduling put its pods
+    topology_assignment: dict[str, dict] | None = None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "clusterQueue": self.cluster_queue, "status": self.status,
-                "assignment": self.assignment, "count": self.count, "borrowing": self.borrowing,
-                "reason": self.reason, "preemptedBy": self.preempted_by}
+        out = {"name": self.name, "clusterQueue": self.cluster_queue, "status": self.status,
+               "assignment": self.assignment, "count": self.count, "borrowing": self.borrowing,
+               "reason": self.reason, "preemptedBy": self.preempted_by}
+        if self.topology_assignment:
+            out["topologyAssignment"] = self.topology_assignment
+        return out
 
 
 class EvaluationResult:
@@ -49,7 +54,9 @@ class EvaluationResult:
                 count=dict(sorted(info.counts.items())) if held else {},
                 borrowing=bool(info.borrowing) if held else False,
                 reason=info.reason, reason_code=info.reason_code,
-                preempted_by=info.preempted_by if status == "preempted" else None)
+                preempted_by=info.preempted_by if status == "preempted" else None,
+                topology_assignment={ps: placed.assignment.as_json() for ps, placed in sorted(info.placements.items())}
+                if held and info.placements else None)
         self.cluster_queues = []
         for name in sorted(engine.nodes):
             node = engine.nodes[name]

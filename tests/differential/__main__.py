@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .engines import OracleEngine, PERTURBATIONS, perturbed_engine, python_engine
-from .harness import disagreeing_worlds, run_world, shrink
+from .harness import COMPARED, COMPARED_TAS, disagreeing_worlds, generated, run_world, shrink
 from .tas_harness import tas_main
 from .worlds import dump, world
 
@@ -38,6 +38,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes comparing worlds")
     parser.add_argument("--max-shrink", type=int, default=20,
                         help="shrink at most this many disagreements (the rest are kept whole)")
+    parser.add_argument("--tas-worlds", action="store_true",
+                        help="Topology Aware Scheduling worlds (tas_engine_worlds.py) through the whole "
+                             "engine, comparing topologyAssignment and the reason too")
     parser.add_argument("--tas", action="store_true",
                         help="topology placement worlds (tas_worlds.py): compiler.evaluator.topology "
                              "against Kueue's TAS in the oracle")
@@ -63,16 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     reference = _reference(args)
     if args.tas:
         return tas_main(args.seed, args.start, args.worlds, reference)
-    detail = args.detail or REPO / "build" / "differential" / f"seed-{args.seed}-n-{args.worlds}.json"
+    kind = "tas-" if args.tas_worlds else ""
+    detail = args.detail or REPO / "build" / "differential" / f"{kind}seed-{args.seed}-n-{args.worlds}.json"
     started = time.monotonic()
     disagreements = []
     indices = range(args.start, args.start + args.worlds)
-    for index, differences in disagreeing_worlds(args.seed, indices, reference, args.jobs):
-        objects = world(args.seed, index)
+    fields = COMPARED_TAS if args.tas_worlds else COMPARED
+    for index, differences in disagreeing_worlds(args.seed, indices, reference, args.jobs, args.tas_worlds):
+        objects = generated(args.seed, index, args.tas_worlds)
         entry = {"seed": args.seed, "index": index, "differences": differences}
         if len(disagreements) < args.max_shrink:
-            minimal = shrink(objects, python_engine, reference, args.shrink_seconds)
-            final = run_world(dump(minimal), python_engine, reference)
+            minimal = shrink(objects, python_engine, reference, args.shrink_seconds, fields)
+            final = run_world(dump(minimal), python_engine, reference, fields)
             entry.update(minimalDifferences=final.differences, python=final.left, kueue=final.right,
                          minimalWorld=dump(minimal))
         entry["world"] = dump(objects)

@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 
 from .engines import Engine, EngineFailure, InvalidWorld, python_engine
 from .validity import problems
+from .tas_engine_worlds import tas_engine_world
 from .worlds import dump, world
 
 COMPARED = ("status", "assignment", "count", "preemptedBy")
+# TAS worlds (tas_engine_worlds.py) compare where the pods went, and Kueue's reason byte for byte.
+COMPARED_TAS = COMPARED + ("topologyAssignment", "reason")
 
 
 @dataclass
@@ -44,7 +47,8 @@ def _run(engine: Engine, text: str) -> dict | str:
         return f"engine failure: {error}"
 
 
-def compare(left: dict | str, right: dict | str, names: tuple[str, str] = ("python", "kueue")) -> list[str]:
+def compare(left: dict | str, right: dict | str, names: tuple[str, str] = ("python", "kueue"),
+            fields: tuple[str, ...] = COMPARED) -> list[str]:
     if isinstance(left, str) or isinstance(right, str):
         return [text for text in (left, right) if isinstance(text, str)]
     by_name = [{w["name"]: w for w in doc.get("workloads", [])} for doc in (left, right)]
@@ -54,7 +58,9 @@ def compare(left: dict | str, right: dict | str, names: tuple[str, str] = ("pyth
         if a is None or b is None:
             out.append(f"{name}: only in {names[0] if b is None else names[1]}")
             continue
-        for key in COMPARED:
+        for key in fields:
+            if key == "reason" and a.get("status") == "running":
+                continue  # (a running Workload's reason is its input's condition message)
             if a.get(key) != b.get(key):
                 out.append(f"{name}: {key} {names[0]}={a.get(key)!r} {names[1]}={b.get(key)!r}")
     return out
@@ -74,7 +80,7 @@ def difference_keys(differences: list[str]) -> set[str]:
     return keys
 
 
-def run_world(text: str, left: Engine, right: Engine) -> Outcome:
+def run_world(text: str, left: Engine, right: Engine, fields: tuple[str, ...] = COMPARED) -> Outcome:
     try:
         a = left(text)
     except InvalidWorld as error:
@@ -82,19 +88,25 @@ def run_world(text: str, left: Engine, right: Engine) -> Outcome:
     except EngineFailure as error:
         a = f"engine failure: {error}"
     b = _run(right, text)
-    return Outcome(compare(a, b), a, b)
+    return Outcome(compare(a, b, fields=fields), a, b)
 
 
-def _compare_world(task: tuple[int, int, Engine]) -> tuple[int, list[str]]:
-    seed, index, reference = task
-    return index, run_world(dump(world(seed, index)), python_engine, reference).differences
+def generated(seed: int, index: int, tas: bool = False) -> list[dict]:
+    """World `index` of `seed`: an ordinary one, or with `tas` a Topology Aware Scheduling one."""
+    return tas_engine_world(seed, index) if tas else world(seed, index)
 
 
-def disagreeing_worlds(seed: int, indices: Iterable[int], reference: Engine, jobs: int = 1
+def _compare_world(task: tuple[int, int, Engine, bool]) -> tuple[int, list[str]]:
+    seed, index, reference, tas = task
+    return index, run_world(dump(generated(seed, index, tas)), python_engine, reference,
+                            COMPARED_TAS if tas else COMPARED).differences
+
+
+def disagreeing_worlds(seed: int, indices: Iterable[int], reference: Engine, jobs: int = 1, tas: bool = False
                        ) -> Iterator[tuple[int, list[str]]]:
     """(index, differences) of every generated world on which the Python engine and `reference`
     disagree, in index order; `jobs` worker processes compare worlds side by side."""
-    tasks = [(seed, index, reference) for index in indices]
+    tasks = [(seed, index, reference, tas) for index in indices]
     if jobs <= 1:
         for index, differences in map(_compare_world, tasks):
             if differences:
@@ -173,6 +185,7 @@ class Shrinker:
     right: Engine
     budget_seconds: float = 300
     target: set[str] | None = None  # the (workload, field) differences to keep (None: any)
+    fields: tuple[str, ...] = COMPARED
     tries: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -182,7 +195,7 @@ class Shrinker:
         self.tries += 1
         if problems(objects):
             return False
-        outcome = run_world(dump(objects), self.left, self.right)
+        outcome = run_world(dump(objects), self.left, self.right, self.fields)
         if outcome.agree or outcome.invalid:
             return False
         return self.target is None or bool(self.target & difference_keys(outcome.differences))
@@ -190,7 +203,8 @@ class Shrinker:
     def shrink(self, objects: list[dict]) -> list[dict]:
         if self.target is None:
             # keep the disagreement found, not another one a smaller world happens to show
-            self.target = difference_keys(run_world(dump(objects), self.left, self.right).differences) or None
+            self.target = difference_keys(run_world(dump(objects), self.left, self.right,
+                                                    self.fields).differences) or None
         current = objects
         changed = True
         while changed and not self.out_of_time():
@@ -236,8 +250,9 @@ class Shrinker:
         return objects
 
 
-def shrink(objects: list[dict], left: Engine, right: Engine, budget_seconds: float = 300) -> list[dict]:
-    return Shrinker(left, right, budget_seconds).shrink(objects)
+def shrink(objects: list[dict], left: Engine, right: Engine, budget_seconds: float = 300,
+           fields: tuple[str, ...] = COMPARED) -> list[dict]:
+    return Shrinker(left, right, budget_seconds, fields=fields).shrink(objects)
 
 
 def shrink_with(objects: list[dict], keep: Callable[[list[dict]], bool], budget_seconds: float = 300) -> list[dict]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from differential.engines import OracleEngine, perturbed_engine, python_engine
-from differential.harness import compare, disagreeing_worlds, run_world, shrink, shrink_with
+from differential.harness import compare, disagreeing_worlds, generated, run_world, shrink, shrink_with
 from differential.validity import problems
 from differential.worlds import dump, world, world_yaml
 from kp_testing import REPO_ROOT
@@ -231,3 +231,36 @@ def test_python_engine_agrees_with_kueue_on_a_fixed_slice() -> None:
                        f"`make differential SEED={CI_SEED} N={CI_WORLDS}`):\n" + "\n".join(new[:20]))
     fixed = sorted(set(KNOWN_DIVERGENCES) - set(found))
     assert fixed == [], f"worlds {fixed} agree now: take them off KNOWN_DIVERGENCES"
+
+
+# ---- Topology Aware Scheduling worlds through the whole engine ------------------------------
+CI_TAS_SEED, CI_TAS_WORLDS = 31, 120
+
+
+def test_tas_worlds_cover_what_the_engine_places() -> None:
+    """The TAS worlds hold what the placement step meets: a second queue on the same nodes,
+    short quota, a plain flavor beside the TAS one, running Workloads placed, every node state."""
+    seen: Counter = Counter()
+    for index in range(CI_TAS_WORLDS):
+        objects = generated(CI_TAS_SEED, index, tas=True)
+        kinds = Counter(o["kind"] for o in objects)
+        seen["two queues"] += kinds["ClusterQueue"] > 1
+        seen["plain flavor"] += kinds["ResourceFlavor"] > 1
+        seen["running placed"] += any("topologyAssignment" in str(o.get("status")) for o in objects)
+        queue = next(o for o in objects if o["kind"] == "ClusterQueue")
+        seen["short quota"] += queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][1]["nominalQuota"] < 100000
+        nodes = [o for o in objects if o["kind"] == "Node"]
+        seen["unschedulable"] += any(n["spec"].get("unschedulable") for n in nodes)
+        seen["not ready"] += any(n["status"]["conditions"][0]["status"] == "False" for n in nodes)
+        seen["tainted"] += any(n["spec"].get("taints") for n in nodes)
+    assert min(seen.values()) >= 10 and len(seen) == 7, seen
+
+
+@pytest.mark.skipif(not ORACLE.is_file(), reason="kueue-oracle not built (go not on PATH)")
+def test_python_engine_agrees_with_kueue_on_tas_worlds() -> None:
+    """Status, flavors, counts, topologyAssignment and Kueue's reason, byte for byte."""
+    found = {index: differences for index, differences in
+             disagreeing_worlds(CI_TAS_SEED, range(CI_TAS_WORLDS), OracleEngine(ORACLE), jobs=2, tas=True)}
+    new = [f"TAS world {CI_TAS_SEED}/{index}: " + "; ".join(differences[:3]) for index, differences in sorted(found.items())]
+    assert new == [], (f"{len(new)} disagreement(s) among {CI_TAS_WORLDS} TAS worlds (reproduce and shrink with "
+                       f"`make differential TAS=1 SEED={CI_TAS_SEED} N={CI_TAS_WORLDS}`):\n" + "\n".join(new[:20]))

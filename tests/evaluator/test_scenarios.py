@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.yaml"))
 FIELDS = {"status": "status", "clusterQueue": "cluster_queue", "assignment": "assignment",
           "count": "count", "borrowing": "borrowing", "reason": "reason", "reasonCode": "reason_code",
-          "preemptedBy": "preempted_by"}
+          "preemptedBy": "preempted_by", "topologyAssignment": "topology_assignment"}
 
 
 def load_scenario(path: Path) -> dict:

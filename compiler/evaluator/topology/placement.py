@@ -15,7 +15,7 @@ from compiler.evaluator.topology.records import (
     TopologyAssignment,
     TopologyRequest,
 )
-from compiler.evaluator.topology.refusals import not_fit_message
+from compiler.evaluator.topology.refusals import ExclusionStats, kueue_not_fit_message, not_fit_message
 from compiler.evaluator.topology.tree import Domain, DomainTree
 
 MAX_INT32 = 2**31 - 1
@@ -43,10 +43,13 @@ def find_topology_assignment(tree: DomainTree, request: TopologyRequest) -> Topo
     plan = _resolve_plan(tree, request)
     if isinstance(plan, PlacementRefusal):
         return plan
-    excluded = _fill_in_counts(tree, request, plan)
+    stats = ExclusionStats()
+    excluded = _fill_in_counts(tree, request, plan, stats)
     found = _find_level_with_fit_domains(tree, plan, plan.requested_level)
-    if found is None:
-        return PlacementRefusal(not_fit_message(tree, request, plan.requested_level, plan.slice_level, excluded))
+    if isinstance(found, _NoFit):
+        kueue = found.message or kueue_not_fit_message(tree, plan.count, found.level, found.fit, found.wanted,
+                                                      plan.slice_size, request.slices, plan.slice_size_at_level, stats)
+        return PlacementRefusal(not_fit_message(tree, request, plan.requested_level, plan.slice_level, excluded), kueue)
     fit_level, fit = found
     fit = _update_counts_to_minimum(fit, plan.count, plan.slice_size, plan.unconstrained, True)
     level = fit_level
@@ -80,7 +83,8 @@ def find_topology_assignments(tree: DomainTree, requests: dict[str, TopologyRequ
     for name, request in requests.items():
         result = find_topology_assignment(tree, request)
         if isinstance(result, PlacementRefusal):
-            result = PlacementRefusal(f"pod set {name}: {result.reason}") if len(requests) > 1 else result
+            if len(requests) > 1:
+                result = PlacementRefusal(f"pod set {name}: {result.reason}", result.kueue_reason)
             break
         tree.add_usage(result, request.per_pod)
         placed[name] = result
@@ -99,16 +103,19 @@ def _resolve_plan(tree: DomainTree, request: TopologyRequest) -> _Plan | Placeme
     plan.unconstrained = request.unconstrained or request.implied or slice_only
     key = _level_key(tree, request, slice_only)
     if key is None:
-        return PlacementRefusal("the pod set names no topology level")
+        return PlacementRefusal("the pod set names no topology level", "topology level not specified")
     if key not in tree.levels:
-        return PlacementRefusal(f'topology "{tree.flavor.topology_name}" has no level {key}')
+        return PlacementRefusal(f'topology "{tree.flavor.topology_name}" has no level {key}',
+                                f"no requested topology level: {key}")
     plan.requested_level = tree.levels.index(key)
     slice_key = request.slices[0].level if request.slices else tree.levels[-1]
     if slice_key not in tree.levels:
-        return PlacementRefusal(f'topology "{tree.flavor.topology_name}" has no level {slice_key} for slices')
+        return PlacementRefusal(f'topology "{tree.flavor.topology_name}" has no level {slice_key} for slices',
+                                f"no requested topology level for slices: {slice_key}")
     plan.slice_level = tree.levels.index(slice_key)
     if plan.requested_level > plan.slice_level:
-        return PlacementRefusal(f"the slice level {slice_key} is above the pod set's level {key}")
+        return PlacementRefusal(f"the slice level {slice_key} is above the pod set's level {key}",
+                                f"podset slice topology {slice_key} is above the podset topology {key}")
     return _build_slice_size_at_level(tree, request, plan)
 
 
@@ -130,34 +137,44 @@ def _build_slice_size_at_level(tree: DomainTree, request: TopologyRequest, plan:
     previous_size, previous_level = plan.slice_size, plan.slice_level
     for layer in request.slices[1:]:
         if layer.level not in tree.levels:
-            return PlacementRefusal(f'topology "{tree.flavor.topology_name}" has no level {layer.level} for slices')
+            return PlacementRefusal(f'topology "{tree.flavor.topology_name}" has no level {layer.level} for slices',
+                                    f"no requested topology level for additional slice layer: {layer.level}")
         level = tree.levels.index(layer.level)
         if level <= previous_level:
-            return PlacementRefusal(f"the slice layer at {layer.level} must be below {tree.levels[previous_level]}")
+            return PlacementRefusal(f"the slice layer at {layer.level} must be below {tree.levels[previous_level]}",
+                                    f"additional slice layer topology {layer.level} must be at a lower level than "
+                                    f"{tree.levels[previous_level]}")
         if previous_size % layer.size:
-            return PlacementRefusal(f"the slice layer size {layer.size} does not divide {previous_size}")
+            return PlacementRefusal(f"the slice layer size {layer.size} does not divide {previous_size}",
+                                    f"additional slice layer size {layer.size} must evenly divide parent layer size "
+                                    f"{previous_size}")
         for between in range(previous_level + 1, level + 1):
             plan.slice_size_at_level[between] = layer.size
         previous_size, previous_level = layer.size, level
     return plan
 
 
-def _fill_in_counts(tree: DomainTree, request: TopologyRequest, plan: _Plan) -> dict[str, str]:
+def _fill_in_counts(tree: DomainTree, request: TopologyRequest, plan: _Plan, stats: ExclusionStats) -> dict[str, str]:
     """fillInCounts: pods that fit in each leaf (fillLeafCounts), rolled up the tree
-    (fillInCountsHelper). Returns the nodes the pod set cannot use, name -> why."""
+    (fillInCountsHelper). Returns the nodes the pod set cannot use, name -> why; `stats`
+    counts them as Kueue's tasExclusionStats do (for its message)."""
     for level in tree.domains_per_level:
         for domain in level.values():
             domain.pod_count = domain.slice_count = 0
     per_pod = dict(request.per_pod)
     per_pod[PODS_RESOURCE] = per_pod.get(PODS_RESOURCE, 0) + 1  # resources.OnePodRequest
     excluded: dict[str, str] = {}
+    stats.total_nodes += len(tree.leaves)
     for leaf in tree.leaves.values():
         if leaf.node is not None:
             why = node_infeasibility(leaf.node, request, tree.flavor.tolerations)
             if why is not None:
                 excluded[leaf.node.name] = why
+                stats.record(why)
                 continue
         leaf.pod_count = count_in(per_pod, leaf.free)
+        if leaf.pod_count == 0:
+            stats.record_resource(per_pod, leaf.free)
     for root in tree.roots.values():
         _fill_in_counts_helper(root, plan, 0)
     return excluded
@@ -195,13 +212,23 @@ def _least_free_capacity(unconstrained: bool) -> bool:
     return unconstrained
 
 
-def _find_level_with_fit_domains(tree: DomainTree, plan: _Plan, level: int) -> tuple[int, list[Domain]] | None:
+class _NoFit:
+    """Why findLevelWithFitDomains found nothing: at `level`, `fit` of `wanted` slices fit
+    (the counts Kueue's notFitMessage reports), or Kueue's `message` outright."""
+
+    __slots__ = ("level", "fit", "wanted", "message")
+
+    def __init__(self, level: int, fit: int, wanted: int, message: str = "") -> None:
+        self.level, self.fit, self.wanted, self.message = level, fit, wanted, message
+
+
+def _find_level_with_fit_domains(tree: DomainTree, plan: _Plan, level: int) -> tuple[int, list[Domain]] | _NoFit:
     """findLevelWithFitDomains: one domain of the level that holds every slice (best fit), or
     for a preferred request the next level up, or for the top level / unconstrained the
     fewest domains in order."""
     domains = list(tree.domains_per_level[level].values())
     if not domains:
-        return None
+        return _NoFit(level, 0, 0, f"no topology domains at level: {tree.levels[level]}")
     ordered = _sorted_domains(domains, plan.unconstrained)
     top = ordered[0]
     wanted = plan.count // plan.slice_size
@@ -212,10 +239,13 @@ def _find_level_with_fit_domains(tree: DomainTree, plan: _Plan, level: int) -> t
         for candidate in ordered:
             if candidate.slice_count >= wanted:
                 return level, [candidate]
+        if plan.required:
+            # (Kueue reports the pod count of the roomiest domain here, not its slices)
+            return _NoFit(level, ordered[-1].pod_count, wanted)
     if top.slice_count >= wanted:
         return level, [top]
     if plan.required:
-        return None
+        return _NoFit(level, top.slice_count, wanted)
     if level > 0 and not plan.unconstrained:
         return _find_level_with_fit_domains(tree, plan, level - 1)
     chosen: list[Domain] = []
@@ -227,7 +257,7 @@ def _find_level_with_fit_domains(tree: DomainTree, plan: _Plan, level: int) -> t
             domain = _find_best_fit_domain(ordered[index:], remaining, slices=True)
         chosen.append(domain)
         remaining -= domain.slice_count
-    return (level, chosen) if remaining <= 0 else None
+    return (level, chosen) if remaining <= 0 else _NoFit(level, wanted - remaining, wanted)
 
 
 def _find_best_fit_domain(domains: list[Domain], needed: int, *, slices: bool) -> Domain:

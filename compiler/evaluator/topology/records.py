@@ -157,12 +157,14 @@ class TopologyAssignment:
 
 
 class PlacementRefusal:
-    """Kueue cannot place the pod set: `reason` in a user's words."""
+    """Kueue cannot place the pod set: `reason` in a user's words, `kueue_reason` in Kueue's
+    own (the message its scheduler writes in the Workload's status, byte for byte)."""
 
-    __slots__ = ("reason",)
+    __slots__ = ("reason", "kueue_reason")
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, kueue_reason: str | None = None) -> None:
         self.reason = reason
+        self.kueue_reason = reason if kueue_reason is None else kueue_reason
 
     def __repr__(self) -> str:
         return f"PlacementRefusal({self.reason!r})"

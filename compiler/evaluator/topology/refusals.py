@@ -49,3 +49,80 @@ def _exclusions(tree: DomainTree, excluded_for_pod_set: dict[str, str]) -> str:
         return ""
     listed = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
     return f" (nodes left out: {listed})"
+
+
+class ExclusionStats:
+    """Kueue's tasExclusionStats: the leaves looked at, and those a pod set could not use by
+    cause (FindFeasibleNodes' taint / nodeSelector / affinity, fillLeafCounts' resource)."""
+
+    __slots__ = ("total_nodes", "node_selector", "affinity", "taints", "resources")
+
+    def __init__(self) -> None:
+        self.total_nodes = 0
+        self.node_selector = 0
+        self.affinity = 0
+        self.taints: Counter = Counter()
+        self.resources: Counter = Counter()
+
+    def record(self, why: str) -> None:
+        """`why` as feasibility.node_infeasibility words it."""
+        if why == "nodeSelector":
+            self.node_selector += 1
+        elif why == "node affinity":
+            self.affinity += 1
+        else:
+            self.taints[why.removeprefix("taint ").strip('"')] += 1
+
+    def record_resource(self, per_pod: dict[str, int], free: dict[str, int]) -> None:
+        """A leaf where no pod fits: the limiting resource (CountInWithLimitingResource: the
+        fewest pods, then the smallest name)."""
+        counts = [(max(0, free.get(r, 0) // a) if a else 2**31 - 1, r) for r, a in per_pod.items()]
+        if counts:
+            self.resources[min(counts)[1]] += 1
+
+    def text(self) -> str:
+        """formatReasons, after `. ` (empty without exclusions)."""
+        reasons = []
+        if self.node_selector:
+            reasons.append(f"nodeSelector: {self.node_selector}")
+        if self.affinity:
+            reasons.append(f"affinity: {self.affinity}")
+        reasons += [f"taint {_go_quote(taint)}: {n}" for taint, n in self.taints.items() if n]
+        reasons += [f"resource {_go_quote(res)}: {n}" for res, n in self.resources.items() if n]
+        if not reasons:
+            return ""
+        return f". Total nodes: {self.total_nodes}; excluded: {', '.join(sorted(reasons))}"
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q for the label-like strings taints and resource names are made of."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def kueue_not_fit_message(tree: DomainTree, count: int, level: int, fit: int, wanted: int, slice_size: int,
+                          slices: tuple, slice_size_at_level: dict[int, int], stats: ExclusionStats) -> str:
+    """notFitMessage (or multiLayerNotFitMessage when inner slice layers constrain it)."""
+    name = tree.flavor.topology_name
+    if slice_size_at_level:
+        text = f'topology "{name}" doesn\'t allow to fit'
+        domains = tree.domains_per_level[level].values()
+        if domains:
+            best = min(domains, key=lambda d: (-d.slice_count, d.id))
+            for layer in slices:
+                if layer.level in tree.levels:
+                    fits = _slices_in_subtree(best, level, tree.levels.index(layer.level), layer.size)
+                    text += f"; {fits}/{count // layer.size} slice(s) fit on level {layer.level}"
+        return text + stats.text()
+    unit = "pod" if slice_size == 1 else "slice"
+    if fit == 0:
+        text = f'topology "{name}" doesn\'t allow to fit any of {wanted} {unit}(s)'
+    else:
+        text = f'topology "{name}" allows to fit only {fit} out of {wanted} {unit}(s)'
+    return text + stats.text()
+
+
+def _slices_in_subtree(domain, level: int, target: int, size: int) -> int:
+    """countSlicesInSubtree: whole slices of `size` pods in the domains of level `target` below."""
+    if level == target:
+        return domain.pod_count // size
+    return sum(_slices_in_subtree(child, level + 1, target, size) for child in domain.children)
