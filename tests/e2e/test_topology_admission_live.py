@@ -7,7 +7,8 @@ for maintenance) is compiled and applied to a sandbox; the same Node objects are
 clique / rack / block, a preferred clique, slices of a rack, explicitly unconstrained placement
 and no annotation at all (Kueue's implied TAS) are created one by one, so that some cannot fit
 in any one domain although the GPUs are there in total. The world is exported with
-`kubectl get -o yaml` and `evaluate` must say what the live Kueue did: the same
+`kubectl get -o yaml` and `evaluate`, with both engines (Kueue's own code in kueue-oracle, and
+kueue-policy's), must say what the live Kueue did: the same
 `topologyAssignment` for every admitted pod set, Kueue's own message for every pending one.
 """
 
@@ -239,8 +240,9 @@ def test_kueue_admits_tas_jobs_into_the_domains_evaluate_names(tmp_path: Path) -
     configuration = tree / "kueue-config" / "kueue-manager-config.patch.yaml"
     inputs = [str(export)] + ([str(configuration)] if configuration.is_file() else [])
 
-    said = evaluate(inputs, "kueue")
-    assert mismatches(live, said) == []
+    for engine in ("kueue", "python"):   # Kueue's own code (the oracle) and kueue-policy's engine
+        assert mismatches(live, evaluate(inputs, engine)) == [], engine
+    said = evaluate(inputs, "python")
 
     # Positive control: one wrong domain in what evaluate said is caught.
     placed = next(name for name in sorted(live) if holds_quota(live[name]))
