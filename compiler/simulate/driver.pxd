@@ -15,6 +15,7 @@ cdef class _EventLoop:
     cdef public list warnings
     cdef public list circles
     cdef public object running
+    cdef public object gate
 
     @cython.locals(next_arrival=Py_ssize_t, total=Py_ssize_t)
     cpdef run(self)

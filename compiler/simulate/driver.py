@@ -37,6 +37,7 @@ from compiler.runtime.garbage_collection import few_collections
 from compiler.mig.catalogue import load_catalogue
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
 from compiler.stages.resolve import profile_for_memory
+from compiler.simulate.topology_gate import TopologyGate
 from compiler.simulate.trace import Trace, TraceJob
 
 KUEUE_KINDS = {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
@@ -92,6 +93,10 @@ class SimulationRun:
     timeline: list[UsageChange]
     end: int
     warnings: list[Diagnostic] = field(default_factory=list)
+    # With topology: per pool, jobs held by placement and free GPUs per level (metrics), and
+    # free GPUs per top-level domain over time (the HTML page).
+    topology: list[dict] = field(default_factory=list)
+    domains: list[dict] = field(default_factory=list)
 
 
 def _timestamp(seconds: int) -> str:
@@ -220,6 +225,8 @@ class _EventLoop:
         self.warnings: list[Diagnostic] = []
         self.circles: list[int] = []  # the moments whose preemptions went round in a circle
         self.running = 0
+        cluster = simulation.cluster
+        self.gate = TopologyGate(cluster) if any(p.topology is not None for p in cluster.pools) else None
 
     def run(self) -> SimulationRun:
         next_arrival, now, total = 0, 0, len(self.arrivals)
@@ -244,10 +251,13 @@ class _EventLoop:
         for run in self.simulation.runs:
             if run.started is None:
                 info = self.engine.infos.get(run.key)
-                run.reason = info.reason if info is not None else ""
+                run.reason = info.reason if info is not None else run.reason  # (held by topology: its why)
         if self.circles:
             self.warnings.append(_circles_warning(self.circles))
-        return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings)
+        if self.gate is None:
+            return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings)
+        return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings,
+                             self.gate.summary(now), self.gate.series(now))
 
     def _drop_stale_completions(self) -> None:
         # The completion of a run that was preempted never happens: it is no event, and must
@@ -266,16 +276,58 @@ class _EventLoop:
             self.engine.finish(key)
             self._record(time, run, -1)
             run.finished = time
+            self._release(key)
+
+    def _release(self, key: str) -> bool:
+        """A job's nodes are free again: the jobs held by topology on its pool that fit its nodes
+        now get another try (True when there were any)."""
+        if self.gate is None:
+            return False
+        pool = self.gate.release(key)
+        held = self.gate.fitting_now(pool) if pool is not None else []
+        for waiting in held:
+            self.gate.held.pop(waiting)
+            self.engine.submit(self.simulation.workloads[waiting])
+        return bool(held)
+
+    def _placement_refused(self, run: JobRun, info, now: int) -> bool:
+        """Place a job just admitted on a topology pool; False when placed (or no topology).
+        Refused: its quota goes back and it is held until its pool changes."""
+        if self.gate is None:
+            return False
+        flavors = {f for per in info.flavors.values() for f in per.values()}
+        podset = info.workload.podsets[0]
+        if len(flavors) != 1 or len(info.workload.podsets) != 1:
+            return False
+        why = self.gate.place(run.key, next(iter(flavors)), run.job.topology, info.counts[podset.name],
+                              dict(podset.per_pod), now)
+        if why is None:
+            return False
+        self.engine.finish(run.key)
+        run.reason = f"admitted by quota but not placed on the nodes: {why}"
+        return True
 
     def _schedule(self, now: int) -> None:
         engine = self.engine
         engine.clock = (EPOCH + datetime.timedelta(seconds=now)).timestamp()
+        again = True
+        while again:   # a placement refused gives its quota back: the queues get another look
+            again = self._schedule_once(now)
+        if self.gate is not None:
+            self.gate.sample(now)
+
+    def _schedule_once(self, now: int) -> bool:
+        engine = self.engine
         engine.run_moment(repeats=CHURN_REPEATS)
         if not engine.converged:
             self.circles.append(now)
             engine.converged = True
+        again = False
         for event, info, preemptor in engine.journal:
             run = self.by_key[info.key]
+            if event == "admitted" and self._placement_refused(run, info, now):
+                again = True
+                continue
             if event == "admitted":
                 run.usage = dict(info.usage)
                 run.started, run.finished = now, None
@@ -289,7 +341,9 @@ class _EventLoop:
                 run.started = None
                 if preemptor in self.by_key:
                     self.by_key[preemptor].preempted_others += 1
+                again = self._release(run.key) or again
         engine.journal.clear()
+        return again
 
     def _record(self, time: int, run: JobRun, sign: int) -> None:
         for (flavor, resource), amount in sorted(run.usage.items()):

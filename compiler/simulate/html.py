@@ -70,7 +70,7 @@ def page(report) -> str:
     summary = report.summary
     data = {"summary": {k: summary[k] for k in ("cluster", "run", "teams", "pools")},
             "usage": {"end": summary["run"]["end"], **usage_series(report.run)},
-            "waits": wait_boxes(summary), "pools": summary["pools"],
+            "waits": wait_boxes(summary), "pools": summary["pools"], "domains": report.run.domains,
             "tree": outline(report.artifacts.report)}
     # `</` cannot end the JSON island early: a name is never HTML.
     island = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")

@@ -155,6 +155,7 @@ def summarize(result: SimulationRun, state: ClusterState, weights: dict[str, flo
                 "idleGpuHours": round(sum(p["idleHours"] for p in gpu_pools), 3),
                 "neverStarted": sum(1 for r in result.runs if r.started is None),
                 "preemptions": sum(r.preemptions for r in result.runs)},
+        **({"topology": result.topology} if result.topology else {}),
     }
 
 

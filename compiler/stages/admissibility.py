@@ -34,6 +34,7 @@ from compiler.core.resources import CPU, GPU_RESOURCE, MEMORY, mig_resource_name
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam, ResolvedWorkload
 from compiler.stages.node_size import misfit
 from compiler.stages.plan import Placement
+from compiler.stages.topology_verdicts import PoolTrees, place_verdict, topology_question, usable_flavors
 from compiler.core.quantity import parse_quantity
 
 GUARANTEED, BORROWING, NEVER = "guaranteed", "borrowing", "never"
@@ -198,7 +199,8 @@ class _Universes:
         """The universe that answers for this workload (added unless an identical one exists);
         returns its workload's "ns/name"."""
         question = (self._team_key(team), workload.spec.replicas, workload.priority, workload.priority_value,
-                    tuple(sorted(pod_request(self.cluster, workload, pools[0] if pools else None).items())))
+                    tuple(sorted(pod_request(self.cluster, workload, pools[0] if pools else None).items())),
+                    topology_question(workload))
         if question not in self._asked:
             self._asked[question] = self._add(team, workload, pools)
         return self._asked[question]
@@ -216,10 +218,11 @@ class _Universes:
         queue = {"apiVersion": original["apiVersion"], "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
         spec.pop("cohortName", None)
         spec.pop("cohort", None)
+        spec["resourceGroups"] = _groups_for(self.cluster, workload, spec.get("resourceGroups") or [])
         if team.cohort is not None:
             spec[self.cohort_field] = name
             cohort: dict = {"apiVersion": self.api, "kind": "Cohort", "metadata": {"name": name}, "spec": {}}
-            groups = self._cohort_quota(team, spec)
+            groups = self._cohort_quota(team, original["spec"])
             if groups:
                 cohort["spec"]["resourceGroups"] = groups
             self.objects.append(cohort)
@@ -247,6 +250,19 @@ class _Universes:
 
     def run(self):
         return evaluate(load_manifests(self.objects))
+
+
+def _groups_for(cluster: ResolvedCluster, workload: ResolvedWorkload, groups: list[dict]) -> list[dict]:
+    """The queue's resource groups with only the flavors Kueue would consider for the workload's
+    topology request (compiler.stages.topology_verdicts.usable_flavors); groups left empty go."""
+    if not any(pool.topology is not None for pool in cluster.pools):
+        return groups
+    names = [flavor["name"] for group in groups for flavor in group["flavors"]]
+    usable = set(usable_flavors(cluster, workload, names))
+    if len(usable) == len(names):
+        return groups
+    kept = [{**group, "flavors": [f for f in group["flavors"] if f["name"] in usable]} for group in groups]
+    return [group for group in kept if group["flavors"]]
 
 
 def _team_keys(cluster: ResolvedCluster, build: BuildResult) -> dict[str, int]:
@@ -317,7 +333,20 @@ def judge(cluster: ResolvedCluster, build: BuildResult, placement: Placement) ->
             verdicts.append(Verdict(team.name, name, BORROWING,
                                     f"admitted on flavor {flavor} only while cohort-mates lend idle quota: it needs "
                                     f"more than the team's own quota{code}", flavor))
+    verdicts = _with_topology(cluster, build, verdicts, [workload for _, workload, *_ in pending])
     return [_with_chosen_profile(v, team, workload) for v, (team, workload, *_) in zip(verdicts, pending)]
+
+
+def _with_topology(cluster: ResolvedCluster, build: BuildResult, verdicts: list[Verdict],
+                   workloads: list[ResolvedWorkload]) -> list[Verdict]:
+    """On a flavor whose pool declares a topology, the pods must also be placed on its nodes
+    (compiler.stages.topology_verdicts): that can turn guaranteed into borrowing, or into never."""
+    if not any(pool.topology is not None for pool in cluster.pools):
+        return verdicts
+    trees = PoolTrees(cluster)
+    return [place_verdict(verdict, cluster, build, workload,
+                          pod_request(cluster, workload, cluster.pool(verdict.flavor) if verdict.flavor else None), trees)
+            for verdict, workload in zip(verdicts, workloads)]
 
 
 def _admitted_where_it_fits_no_node(cluster: ResolvedCluster, workload: ResolvedWorkload, outcome,

@@ -18,6 +18,7 @@ from compiler.core.humanize import reason_markdown, teams_by_name
 from compiler.stages.quota_diagram import mermaid
 from compiler.core.templating import render_text
 from compiler.stages.topology import podset_annotations
+from compiler.stages.topology_verdicts import placement_assumptions
 
 
 def _topology_summary(topology) -> dict[str, Any]:
@@ -111,6 +112,9 @@ def build_report(cluster: ResolvedCluster, placement: Placement, build: BuildRes
     requests = _topology_requests(cluster)
     if requests:
         report["topologyRequests"] = requests
+    assumed = placement_assumptions(cluster)
+    if assumed:
+        report["topologyPlacement"] = [pool.to_dict() for pool in assumed]
     return report
 
 
