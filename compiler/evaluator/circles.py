@@ -121,7 +121,10 @@ def fingerprint(engine: Engine, memo: dict | None = None) -> tuple:
             holders.append(info)
             placed = (tuple(info.usage.items()),
                       tuple((ps, tuple(flavors.items())) for ps, flavors in info.flavors.items()),
-                      tuple(info.counts.items()))
+                      tuple(info.counts.items()),
+                      # Where its pods sit (TAS): the same quota held on other domains is another state.
+                      tuple((ps, placed_set.flavor, tuple((d.values, d.count) for d in placed_set.assignment.domains))
+                            for ps, placed_set in info.placements.items()) if info.placements else None)
         else:
             placed = None
         # A scan position also carries whether the next nomination would still resume from it

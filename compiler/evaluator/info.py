@@ -17,7 +17,8 @@ _CLASS_IDS: dict[tuple, int] = {}
 # other fields are the input, or answers worked out from the state (caches, the last assignment
 # an explanation shows). A new field goes into one of the two.
 STATE_FIELDS = ("cluster_queue", "usage", "flavors", "counts", "holds_quota", "reserved_rank", "status", "reason",
-                "reason_code", "preempted_by", "borrowing", "last_tried", "tried_at", "sticky", "pending_victims")
+                "reason_code", "preempted_by", "borrowing", "last_tried", "tried_at", "sticky", "pending_victims",
+                "placements")
 DERIVED_FIELDS = ("workload", "held_before", "key", "uid", "_hash", "_order", "nomination", "reads", "explain",
                   "last_assignment")
 
