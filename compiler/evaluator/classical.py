@@ -167,9 +167,18 @@ class ClassicalPreemption:
         removed at once. Removing usage never makes a request fit less, so when this is False
         no subset of those candidates can make room."""
         snap = self.snapshot
+        own: dict = {}
+        if sources and sources[0][0] == request.cq:
+            own = self._removable(request, request.cq)
+        if not allow_borrowing:
+            # Without borrowing the queue's own usage must leave room, and only its own
+            # candidates lower that: asked first, before the other queues are read.
+            for fr, value in request.usage.items():
+                if node.borrowing_with(fr, value - own.get(fr, 0)):
+                    return False
         removed: list[tuple[QuotaNode, dict]] = []
         for name, _, _ in sources:
-            amounts = self._removable(request, name)
+            amounts = own if name == request.cq else self._removable(request, name)
             if amounts:
                 snap.nodes[name].remove_all(amounts)
                 removed.append((snap.nodes[name], amounts))
