@@ -1,9 +1,9 @@
 """Kueue's placement of one pod set on a TAS flavor (pkg/cache/scheduler
-tas_flavor_snapshot.go, TASFlavorSnapshot.findTopologyAssignment) for a pod set without a
-leader (no podset-group-name pairing): phase 1 counts how many pods and slices fit in every
-domain (fillInCounts), phase 2a finds the level and domains that hold the request
-(findLevelWithFitDomains), phase 2b walks down the tree keeping the number of domains minimal
-(updateCountsToMinimumGeneric). Functions keep Kueue's names; each says which it follows."""
+tas_flavor_snapshot.go, TASFlavorSnapshot.findTopologyAssignment), for a pod set alone or for
+a pod-set group's workers with their leader (podset-group-name): phase 1 counts how many pods
+and slices fit in every domain (fillInCounts), phase 2a finds the level and domains that hold
+the request (findLevelWithFitDomains), phase 2b walks down the tree keeping the number of
+domains minimal (updateCountsToMinimumGeneric). Functions keep Kueue's names; each says which it follows."""
 
 from __future__ import annotations
 
