@@ -111,6 +111,8 @@ class ClusterCache:
                                    self.config.preemption_strategies, *self.layers.preemption_layers())
         self._assigners: dict[str, FlavorAssigner] = {}
         self.tas = TasState(state)  # Topology Aware Scheduling: the nodes, the pods placed on them
+        if self.tas.active:
+            self.preemptor.snapshot.tas = self.tas  # (a search that places pods reads the nodes)
         self._load_workloads()
 
     def _build_tree(self) -> None:
