@@ -215,7 +215,7 @@ class ClassicalPreemption:
             for candidate, variant in self._valid_candidates(request, sources, allow_borrowing):
                 snap.remove(candidate)
                 removed.append(Target(candidate, _VARIANT_REASON[variant]))
-                if snap.fits(node, request.usage, allow_borrowing):
+                if snap.fits(node, request.usage, allow_borrowing) and snap.placeable():
                     removed = snap.fill_back(node, request.usage, removed, allow_borrowing)
                     snap.restore(removed)
                     return removed

@@ -111,6 +111,7 @@ class ClusterCache:
                                    self.config.preemption_strategies, *self.layers.preemption_layers())
         self._assigners: dict[str, FlavorAssigner] = {}
         self.tas = TasState(state)  # Topology Aware Scheduling: the nodes, the pods placed on them
+        self.preemptor.snapshot.tas = self.tas if self.tas.active else None  # (searches placing pods)
         self._load_workloads()
 
     def _build_tree(self) -> None:

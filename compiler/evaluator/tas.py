@@ -217,6 +217,16 @@ class TasState:
                 for placement in removed.values():
                     self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod)
 
+    def shift(self, placements: dict[str, PodSetPlacement], sign: int) -> None:
+        """A simulated eviction (-1) or its undoing (+1) of a workload's pods: the trees change,
+        the generation does not (the search undoes every shift before it answers)."""
+        for placement in placements.values():
+            self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, sign)
+
+    def placeable(self, requests: list[tuple[str, str, TopologyRequest]]) -> bool:
+        """Whether `place` finds a placement for every request on the nodes as they are."""
+        return not isinstance(self.place(requests), PlacementFailure)
+
     def _fits(self, placements: dict[str, PodSetPlacement]) -> bool:
         for placement in placements.values():
             tree = self.trees[placement.flavor]

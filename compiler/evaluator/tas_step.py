@@ -85,6 +85,13 @@ def place_preempting(assigner, assignment, podsets, targets) -> None:
         assignment.placements = result
 
 
+def topology_requests(assigner, assignment, podsets) -> tuple:
+    """The TAS requests a preemption search must place (Kueue's GetTargets calls
+    WorkloadsTopologyRequests on the assignment): () without any."""
+    requests, _, errors = _requests(assigner, assignment, podsets)
+    return () if errors else tuple(requests)
+
+
 def _requests(assigner, assignment, podsets):
     """WorkloadsTopologyRequests: (pod set, TAS flavor, request) of every pod set asking for
     TAS, the pod-set assignments by name, and whether one of them got an error."""

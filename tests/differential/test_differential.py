@@ -239,7 +239,8 @@ CI_TAS_SEED, CI_TAS_WORLDS = 31, 120
 
 def test_tas_worlds_cover_what_the_engine_places() -> None:
     """The TAS worlds hold what the placement step meets: a second queue on the same nodes,
-    short quota, a plain flavor beside the TAS one, running Workloads placed, every node state."""
+    short quota, a plain flavor beside the TAS one, running Workloads placed, every node state,
+    and preemption (the victims' pods leave the nodes, the preemptor's must then be placeable)."""
     seen: Counter = Counter()
     for index in range(CI_TAS_WORLDS):
         objects = generated(CI_TAS_SEED, index, tas=True)
@@ -253,7 +254,9 @@ def test_tas_worlds_cover_what_the_engine_places() -> None:
         seen["unschedulable"] += any(n["spec"].get("unschedulable") for n in nodes)
         seen["not ready"] += any(n["status"]["conditions"][0]["status"] == "False" for n in nodes)
         seen["tainted"] += any(n["spec"].get("taints") for n in nodes)
-    assert min(seen.values()) >= 10 and len(seen) == 7, seen
+        seen["preempting"] += "preemption" in queue["spec"]
+        seen["cohort reclaim"] += "reclaimWithinCohort" in queue["spec"].get("preemption", {})
+    assert min(seen.values()) >= 10 and len(seen) == 9, seen
 
 
 @pytest.mark.skipif(not ORACLE.is_file(), reason="kueue-oracle not built (go not on PATH)")
