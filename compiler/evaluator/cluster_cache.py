@@ -70,8 +70,7 @@ class ClusterCache:
         self._quiet_checked: dict[str, object] = {}
         # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
         # would have), and quiet queues woken and walked after all.
-        self.quiet_heads = 0
-        self.woken = 0
+        self.quiet_heads = self.woken = 0
         self.cycle = self.scheduling_cycle = 0  # the latter Kueue's (see `_scan_outdated`)
         self.decisions = 0
         self._reserve_seq = 0
