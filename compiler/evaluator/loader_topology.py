@@ -155,6 +155,9 @@ def check_pod_set_groups(podsets: list, where: str) -> None:
                         f"same {REQUIRED} or {PREFERRED} topology")
 
 
+MAX_SLICE_DOMAINS = 100_000
+
+
 def topology_assignment(raw: object, where: str) -> TopologyAssignment | None:
     """status.admission.podSetAssignments[].topologyAssignment, expanded (utiltas.InternalFrom)."""
     if raw is None:
@@ -166,6 +169,8 @@ def topology_assignment(raw: object, where: str) -> TopologyAssignment | None:
         domains.append(DomainAssignment(tuple(str(v) for v in item.get("values") or []), int(item.get("count", 0))))
     for piece in ta.get("slices") or []:  # v1beta2: compact slices
         n = int(piece.get("domainCount", 0))
+        if not 0 <= n <= MAX_SLICE_DOMAINS:  # (a slice lists its domains: a count beyond any cluster is a typo)
+            raise ValueError(f"topologyAssignment domainCount {n} is not between 0 and {MAX_SLICE_DOMAINS}")
         columns = [_values(level, n) for level in piece.get("valuesPerLevel") or []]
         counts = _mapping(piece.get("podCounts"), where)
         per_domain = ([int(counts["universal"])] * n if counts.get("universal") is not None
