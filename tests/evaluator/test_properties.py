@@ -215,6 +215,19 @@ def test_reuse_changes_nothing_on_a_churning_cluster() -> None:
     assert (reused.cycle, reused.decisions) == (plain.cycle, plain.decisions)
 
 
+def _pending_requests(engine: Engine):
+    """(workload, its queue's node, pair, amount) for every pending workload and every pair its
+    queue has quota for that it asks for: the requests the preemption properties ask about."""
+    for info in engine.infos.values():
+        node = engine.nodes.get(info.cluster_queue) if not info.holds_quota else None
+        if node is None:
+            continue
+        for fr in node.quotas:
+            amount = sum(ps.count * ps.per_pod.get(fr[1], 0) for ps in info.workload.podsets)
+            if amount:
+                yield info, node, fr, amount
+
+
 def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted() -> None:
     """The preemptor's shortcut (a request beyond its own queue's borrowingLimit, with all
     that queue's candidates gone, finds nothing, classical or fair) agrees with the full check
@@ -230,17 +243,12 @@ def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted(
     def check(engine: Engine) -> None:
         snapshot = engine.preemptor.snapshot
         classical = ClassicalPreemption(snapshot)
-        for info in engine.infos.values():
-            node = engine.nodes.get(info.cluster_queue) if not info.holds_quota else None
-            if node is None:
-                continue
-            for fr in node.quotas:
-                amount = sum(ps.count * ps.per_pod.get(fr[1], 0) for ps in info.workload.podsets)
-                request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
-                if amount and snapshot.beyond_own_limit(request):
-                    same, hierarchy, others = classical._sources(request, node)
-                    assert not classical._may_fit(request, node, same + hierarchy + others, True)
-                    beyond.append(info.cluster_queue)
+        for info, node, fr, amount in _pending_requests(engine):
+            request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
+            if snapshot.beyond_own_limit(request):
+                same, hierarchy, others = classical._sources(request, node)
+                assert not classical._may_fit(request, node, same + hierarchy + others, True)
+                beyond.append(info.cluster_queue)
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(clusters())
@@ -288,18 +296,11 @@ def _shortcut_check(seen: dict[str, int]):
     def check(engine: Engine) -> None:
         snapshot = engine.preemptor.snapshot
         classical = ClassicalPreemption(snapshot)
-        for info in engine.infos.values():
-            node = engine.nodes.get(info.cluster_queue) if not info.holds_quota else None
-            if node is None:
-                continue
-            for fr in node.quotas:
-                amount = sum(ps.count * ps.per_pod.get(fr[1], 0) for ps in info.workload.podsets)
-                if not amount:
-                    continue
-                request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
-                plain = [target.info.key for target in _plain_classical_targets(classical, request, node)]
-                assert [target.info.key for target in classical.targets(request)] == plain, (info.key, fr)
-                seen["found" if plain else "none"] += 1
+        for info, node, fr, amount in _pending_requests(engine):
+            request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
+            plain = [target.info.key for target in _plain_classical_targets(classical, request, node)]
+            assert [target.info.key for target in classical.targets(request)] == plain, (info.key, fr)
+            seen["found" if plain else "none"] += 1
 
     return check
 
