@@ -134,7 +134,9 @@ class EntryProcessor(CachedNominator):
         placements = entry.assignment.placements
         if placements is None:
             return True
-        gone = [t.info.placements for t in (*preempted.values(), *entry.targets) if t.info.placements]
+        # (each victim once: the entry's targets may be earlier heads' targets too)
+        victims = {t.info.key: t.info for t in (*preempted.values(), *entry.targets)}
+        gone = [info.placements for info in victims.values() if info.placements]
         return self.tas.fits(placements, gone)
 
     def _hold_placements_for_cycle(self, assignment: Assignment, temporary: list) -> None:
