@@ -85,9 +85,7 @@ class WorkloadInfo:
         cached = self._hash
         if cached is None:
             shape = (self.workload.priority, tuple(
-                (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())),
-                 tuple(sorted(ps.node_selector.items())), repr(ps.affinity_terms), repr(ps.tolerations),
-                 ps.topology, ps.spec_shape)
+                (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.spec_shape, ps.topology)
                 for ps in self.workload.podsets))
             cached = self._hash = _CLASS_IDS.setdefault(shape, len(_CLASS_IDS))
         return cached

@@ -66,11 +66,7 @@ class Preemptor:
         """The quota tree with `targets` evicted (simulated) inside the block, as it was again
         after it, with the same versions (what was computed from the nodes' usage before, such
         as their fair-sharing shares, stays valid)."""
-        # Each workload once: a head's targets may also be targets of a head before it this
-        # cycle (Kueue keeps the cycle's victims in a set). Evicting one twice would take its
-        # usage twice from its ClusterQueue but, past the queue's own usage, not from its
-        # cohort, and putting it back twice would then leave the cohort's usage too high.
-        infos = list({target.info.key: target.info for target in targets}.values())
+        infos = [target.info for target in targets]
         if not infos:  # (most fits evict nothing: no edit, no version to keep)
             return _UNCHANGED
         return self._evicted(infos)
