@@ -4,13 +4,14 @@ package main
 // TAS cache of its scheduler cache (pkg/cache/scheduler tas_cache.go): Topology objects and
 // ResourceFlavors with spec.topologyName register a TASFlavorCache, and Node objects reach it
 // through the node controller's SyncNode (pkg/controller/tas). The oracle feeds the same calls
-// with the input's Topologies and Nodes; every placement decision (domain tree, node filtering,
+// with the input's Topologies, Nodes and running Pods; every placement decision (domain tree, node filtering,
 // the required / preferred / unconstrained / sliced algorithms) is Kueue's.
 
 import (
 	corev1 "k8s.io/api/core/v1"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	utilpod "sigs.k8s.io/kueue/pkg/util/pod"
 	utiltas "sigs.k8s.io/kueue/pkg/util/tas"
 )
 
@@ -23,6 +24,14 @@ func (h *harness) addTopologyInputs() {
 	}
 	for _, node := range h.world.nodes {
 		h.cache.TASCache().SyncNode(node.DeepCopy())
+	}
+	// The non-TAS usage controller (pkg/controller/tas non_tas_usage_controller.go) hands the
+	// cache every scheduled pod TAS did not place; its predicate belongsToNonTASCache is
+	// unexported, so its three conditions are spelled here with Kueue's own helpers.
+	for _, obj := range h.world.jobs {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName != "" && !utilpod.IsTerminated(pod) && !utiltas.IsTAS(pod) {
+			h.cache.TASCache().Update(pod.DeepCopy(), h.log)
+		}
 	}
 }
 

@@ -12,6 +12,9 @@ import pytest
 
 from kp_testing import REPO_ROOT, SHARED_DIR
 
+# SIGTERM tears the fixtures down as Ctrl-C does (the servers they started are stopped).
+pytest_plugins = ["kp_testing.interrupts"]
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

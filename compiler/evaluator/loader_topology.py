@@ -11,7 +11,9 @@ from compiler.core.errors import SourcePosition
 from compiler.core.quantity import to_units
 from compiler.evaluator.loader_fields import _Skip
 from compiler.evaluator.models import PodSetTopologyRequest
+from compiler.evaluator.podspec import running_pod_requests
 from compiler.evaluator.topology import DomainAssignment, Node, Taint, TopologyAssignment
+from compiler.evaluator.topology.records import PODS_RESOURCE
 
 # The pod-set annotations Kueue's jobframework turns into a topologyRequest (NewPodSetTopologyRequest).
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -21,6 +23,9 @@ SLICE_LEVEL = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 GROUP = "kueue.x-k8s.io/podset-group-name"
+# utiltas.IsTAS: a pod carrying any of these is placed by TAS (the unconstrained one Kueue adds to
+# the pods of a Workload it placed without an explicit request).
+TAS_POD_ANNOTATIONS = (PREFERRED, REQUIRED, SLICE_LEVEL, SLICE_CONSTRAINTS, UNCONSTRAINED)
 # Kueue v0.19 limits a Topology to 16 levels (the CRD's maxItems).
 MAX_LEVELS = 16
 
@@ -49,6 +54,26 @@ class TopologyReaders:
                        for t in spec.get("taints") or [] if isinstance(t, dict))
         self.state.nodes.append(Node(meta["name"], dict(meta.get("labels") or {}), allocatable, taints, ready,
                                      spec.get("unschedulable") is True))
+
+    def running_pod(self, doc: dict) -> None:
+        """A scheduled pod that TAS does not place takes its requests and one `pods` from its
+        node, as Kueue's non-TAS usage controller counts it (belongsToNonTASCache: it has a
+        spec.nodeName, it is not Succeeded or Failed, and it carries none of the topology
+        annotations a TAS pod gets). Pods of workloads TAS placed are counted through their
+        Workload's topologyAssignment instead."""
+        spec = _mapping(doc.get("spec"), "spec")
+        node = spec.get("nodeName")
+        if not node or not isinstance(node, str):
+            return
+        if _mapping(doc.get("status"), "status").get("phase") in ("Succeeded", "Failed"):
+            return
+        annotations = _mapping(doc["metadata"].get("annotations"), "metadata.annotations")
+        if any(key in annotations for key in TAS_POD_ANNOTATIONS):
+            return
+        usage = self.state.node_usage.setdefault(node, {})
+        for resource, amount in running_pod_requests(spec, f"Pod {doc['metadata'].get('name')}").items():
+            usage[resource] = usage.get(resource, 0) + amount
+        usage[PODS_RESOURCE] = usage.get(PODS_RESOURCE, 0) + 1
 
     def topology(self, doc: dict, where: SourcePosition | None) -> None:
         spec = _mapping(doc.get("spec"), "spec")

@@ -35,6 +35,11 @@ class WorkloadReaders:
 
     def pod(self, doc: dict, where: SourcePosition | None) -> None:
         self.pods.append((doc, where))
+        try:
+            self.running_pod(doc)
+        except (_Skip, PodSpecProblem) as error:
+            self.warn(codes.EVAL_BAD_OBJECT, f"Pod {doc['metadata'].get('name')}: what it takes from its node "
+                      f"is not counted ({error})", where)
 
     def queue_of(self, meta: dict, group_kind: tuple[str, str] = ("", "Pod")) -> str | None:
         """The LocalQueue a job is submitted to: its queue-name label; without one, for the kinds

@@ -206,6 +206,9 @@ class ClusterState:
     # the Nodes (topology.Node records) the TAS flavors place pods on.
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     nodes: list = field(default_factory=list)
+    # What running pods that TAS does not place (DaemonSets, pods outside Kueue, pods of
+    # non-TAS workloads) take from their nodes: node name -> resource -> amount, `pods` included.
+    node_usage: dict[str, dict[str, int]] = field(default_factory=dict)
     configuration: Configuration = field(default_factory=Configuration)
     warnings: list[Diagnostic] = field(default_factory=list)
 

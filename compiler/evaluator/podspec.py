@@ -73,21 +73,20 @@ def _max(into: dict[str, int], other: dict[str, int]) -> None:
             into[key] = value
 
 
-def pod_requests(spec: dict, podset: str, namespace: str, dra: DraContext) -> dict[str, int]:
-    """Per-pod requests of a pod template spec, as Kueue charges them."""
-    checked(spec, dict, f"pod set {podset}: template.spec", PodSpecProblem)
+def _aggregate_containers(spec: dict, where: str) -> dict[str, int]:
+    """AggregateContainerRequests: the app containers and sidecars summed, against the peak of
+    each init container with the sidecars started before it."""
     total: dict[str, int] = {}
-    containers = checked(spec.get("containers") or [], list, f"pod set {podset}: containers", PodSpecProblem)
+    containers = checked(spec.get("containers") or [], list, f"{where}: containers", PodSpecProblem)
     for index, container in enumerate(containers):
-        checked(container, dict, f"pod set {podset}: containers[{index}]", PodSpecProblem)
-        _add(total, _container_requests(container, f"pod set {podset} container "
-                                                    f"{container.get('name', index)}"))
+        checked(container, dict, f"{where}: containers[{index}]", PodSpecProblem)
+        _add(total, _container_requests(container, f"{where} container {container.get('name', index)}"))
     init_peak: dict[str, int] = {}
     sidecars: dict[str, int] = {}
-    for index, container in enumerate(spec.get("initContainers") or []):
-        checked(container, dict, f"pod set {podset}: initContainers[{index}]", PodSpecProblem)
-        requests = _container_requests(container, f"pod set {podset} init container "
-                                                   f"{container.get('name', index)}")
+    inits = checked(spec.get("initContainers") or [], list, f"{where}: initContainers", PodSpecProblem)
+    for index, container in enumerate(inits):
+        checked(container, dict, f"{where}: initContainers[{index}]", PodSpecProblem)
+        requests = _container_requests(container, f"{where} init container {container.get('name', index)}")
         if container.get("restartPolicy") == "Always":
             _add(total, requests)
             _add(sidecars, requests)
@@ -97,9 +96,37 @@ def pod_requests(spec: dict, podset: str, namespace: str, dra: DraContext) -> di
             _add(with_sidecars, sidecars)
             _max(init_peak, with_sidecars)
     _max(total, init_peak)
+    return total
+
+
+def _add_overhead(total: dict[str, int], spec: dict, where: str) -> None:
     overhead = spec.get("overhead") or {}
     if isinstance(overhead, dict) and overhead:
-        _add(total, _container_requests({"resources": {"requests": overhead}}, f"pod set {podset} overhead"))
+        _add(total, _container_requests({"resources": {"requests": overhead}}, f"{where} overhead"))
+
+
+def running_pod_requests(spec: dict, where: str) -> dict[str, int]:
+    """What a scheduled pod takes from its node, as Kueue's TAS cache counts a pod it does not
+    place (resources.NewRequestsFromPodSpec, Kubernetes' PodRequests with default options): the
+    containers' requests (a missing one is its limit, as the API server defaults it), the
+    pod-level requests of cpu, memory and hugepages in their place when set, and the overhead."""
+    checked(spec, dict, f"{where}: spec", PodSpecProblem)
+    total = _aggregate_containers(spec, where)
+    pod_level = spec.get("resources") or {}
+    requests = pod_level.get("requests") if isinstance(pod_level, dict) else None
+    if isinstance(requests, dict):
+        supported = {str(r): q for r, q in requests.items()
+                     if str(r) in ("cpu", "memory") or str(r).startswith("hugepages-")}
+        total.update(_container_requests({"resources": {"requests": supported}}, f"{where} pod-level resources"))
+    _add_overhead(total, spec, where)
+    return total
+
+
+def pod_requests(spec: dict, podset: str, namespace: str, dra: DraContext) -> dict[str, int]:
+    """Per-pod requests of a pod template spec, as Kueue charges them."""
+    checked(spec, dict, f"pod set {podset}: template.spec", PodSpecProblem)
+    total = _aggregate_containers(spec, f"pod set {podset}")
+    _add_overhead(total, spec, f"pod set {podset}")
     _rename_extended_resources(total, dra)
     _add(total, _claim_requests(spec, podset, namespace, dra))
     return {res: value for res, value in total.items()}

@@ -77,6 +77,7 @@ class TasState:
         self._topology_flavors: dict[str, TopologyFlavor] = {}
         self.generation = 0
         self._nodes = state.nodes
+        self._node_usage = state.node_usage
         for name, flavor in sorted(state.flavors.items()):
             levels = state.topologies.get(flavor.topology_name) if flavor.topology_name else None
             if levels is None:
@@ -84,7 +85,7 @@ class TasState:
             topology_flavor = TopologyFlavor(flavor.topology_name, levels, flavor.node_labels,
                                              tuple(_toleration(t) for t in flavor.tolerations))
             self._topology_flavors[name] = topology_flavor
-            self.trees[name] = build_domain_tree(topology_flavor, state.nodes)
+            self.trees[name] = build_domain_tree(topology_flavor, state.nodes, state.node_usage)
         self._tas_only: dict[str, bool] = {}
         # Whether the assigners take the placement step at all: a TAS flavor exists, or a pod
         # set asks for a topology (and is then refused on flavors without one).
@@ -184,7 +185,7 @@ class TasState:
 
     def _empty_trees(self) -> dict[str, DomainTree]:
         if not self._empty:
-            self._empty = {name: build_domain_tree(flavor, self._nodes)
+            self._empty = {name: build_domain_tree(flavor, self._nodes, self._node_usage)
                            for name, flavor in self._topology_flavors.items()}
         return self._empty
 

@@ -57,7 +57,41 @@ def tas_engine_world(seed: int, index: int) -> list[dict]:
     # (drawn after every draw above: a world without preemption is the world it was)
     if rng.random() < 0.65:
         _preempting(rng, objects, base)
+    # (and after those: the worlds before pods outside TAS were added stay as they were)
+    if rng.random() < 0.4:
+        objects.extend(_pods_outside_tas(rng, [o for o in objects if o["kind"] == "Node"]))
     return objects
+
+
+def _pods_outside_tas(rng: random.Random, nodes: list[dict]) -> list[dict]:
+    """Pods on the nodes that TAS did not place (Kueue's non-TAS usage): running ones that take
+    cpu, GPUs and a pod slot (one with pod-level cpu, one with a sidecar), and the ones that
+    take nothing: finished, not scheduled, or carrying a topology annotation (placed by TAS)."""
+    pods = []
+    for index in range(rng.randint(1, 6)):
+        node = rng.choice(nodes)
+        gpus = node["status"]["allocatable"][GPU]
+        container = {"name": "c", "resources": {"requests": {"cpu": f"{rng.choice((100, 1000, 8000))}m",
+                                                             GPU: str(rng.choice((0, 1, gpus // 2, gpus)))}}}
+        spec: dict = {"nodeName": node["metadata"]["name"], "containers": [container]}
+        meta: dict = {"name": f"outside-{index}", "namespace": "monitoring"}
+        phase = "Running"
+        kind = rng.choice(("running", "running", "running", "pod-level", "sidecar", "finished", "unscheduled",
+                           "tas"))
+        if kind == "pod-level":
+            spec["resources"] = {"requests": {"cpu": f"{rng.choice((2000, 12000))}m"}}
+        elif kind == "sidecar":
+            spec["initContainers"] = [{"name": "proxy", "restartPolicy": "Always",
+                                       "resources": {"requests": {"cpu": "2"}}}]
+        elif kind == "finished":
+            phase = rng.choice(("Succeeded", "Failed"))
+        elif kind == "unscheduled":
+            del spec["nodeName"]
+            phase = "Pending"
+        elif kind == "tas":
+            meta["annotations"] = {"kueue.x-k8s.io/podset-unconstrained-topology": "true"}
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}})
+    return pods
 
 
 PRIORITY_CLASSES = {"low": 10, "high": 1000}

@@ -171,10 +171,10 @@ def decided(cluster: LiveCluster, job: TasJob) -> dict | None:
     return None
 
 
-def build_world(cluster: LiveCluster, tree: Path) -> dict[str, dict]:
+def build_world(cluster: LiveCluster, tree: Path, world: list[TasJob] = WORLD) -> dict[str, dict]:
     report = json.loads((tree / "report.json").read_text())
     declared = {(r["team"], r["workload"]): r["annotations"] for r in report["topologyRequests"]}
-    for job in WORLD:
+    for job in world:
         annotations = declared[(job.team, job.name)] if job.annotations is None else job.annotations
         cluster.create([job_manifest(job, annotations)])
         wait_until(f"Kueue to decide about {job.name}", lambda: decided(cluster, job))
@@ -255,3 +255,40 @@ def test_kueue_admits_tas_jobs_into_the_domains_evaluate_names(tmp_path: Path) -
     waiting = next(name for name in sorted(live) if not holds_quota(live[name]))
     wrong = dict(said, **{waiting: dict(said[waiting], status="running")})
     assert len(mismatches(live, wrong)) == 1
+
+
+def outside_pod(name: str, node: str, gpus: int) -> dict:
+    """A pod bound to a node without Kueue (a notebook, a DaemonSet's pod): no kubelet runs, so
+    it stays Pending on its node, which is what Kueue's non-TAS usage controller counts."""
+    resources = {"requests": {"cpu": "1", GPU: str(gpus)}, "limits": {GPU: str(gpus)}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "monitoring"},
+            "spec": {"nodeName": node, "containers": [{"name": "main", "image": "x", "resources": resources}]}}
+
+
+def test_pods_outside_tas_take_the_room_evaluate_counts(tmp_path: Path) -> None:
+    """Two pods outside Kueue hold two hosts of clique c0: the live Kueue places the 3-host
+    job in c1 and the 2-host job beside the pods, and `evaluate` of the export (pods included)
+    says the same with both engines; without the pods in the export it would not."""
+    world = [TasJob("nvl", "pretrain", 3, 4), TasJob("nvl", "big", 2, 4), TasJob("nvl", "finetune", 3, 4)]
+    tree = compile_tree(tas_policy(tmp_path), tmp_path / "out")
+    with running_sandbox(tmp_path / "sandbox", tree) as cluster:
+        create_nodes(cluster, gb200_nodes())
+        cluster.create([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "monitoring"}},
+                        outside_pod("notebook", "gb-0-0", 4), outside_pod("exporter", "gb-0-1", 4)])
+        time.sleep(1)   # the non-TAS usage controller sees the pods before the first job
+        live = build_world(cluster, tree, world)
+        export = tmp_path / "export.yaml"
+        export.write_text(cluster.export(*EXPORTED, "pods"))
+        without_pods = tmp_path / "export-without-pods.yaml"
+        without_pods.write_text(cluster.export(*EXPORTED))
+
+    by_job = {w["metadata"]["ownerReferences"][0]["name"]: w for w in live.values()}
+    hosts = {job: sorted(d["values"][-1] for a in live_assignments(w).values() for d in a["domains"])
+             for job, w in by_job.items() if holds_quota(w)}
+    assert hosts == {"pretrain": ["gb-1-0", "gb-1-1", "gb-1-2"], "big": ["gb-0-2", "gb-0-3"]}, hosts
+    configuration = tree / "kueue-config" / "kueue-manager-config.patch.yaml"
+    extra = [str(configuration)] if configuration.is_file() else []
+    for engine in ("kueue", "python"):
+        assert mismatches(live, evaluate([str(export)] + extra, engine)) == [], engine
+    # Positive control: the same export without the pods gives other domains.
+    assert mismatches(live, evaluate([str(without_pods)] + extra, "python")) != []

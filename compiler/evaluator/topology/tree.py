@@ -94,10 +94,14 @@ def node_exclusion(node: Node, flavor: TopologyFlavor) -> str | None:
     return None
 
 
-def build_domain_tree(flavor: TopologyFlavor, nodes: Iterable[Node]) -> DomainTree:
+def build_domain_tree(flavor: TopologyFlavor, nodes: Iterable[Node],
+                      node_usage: Mapping[str, Mapping[str, int]] | None = None) -> DomainTree:
     """newTopologyTree + initialize: one leaf per node (hostname lowest) or per lowest-level
-    domain, parents created on the way up; leaf capacity is the sum of its nodes' allocatable."""
+    domain, parents created on the way up; leaf capacity is the sum of its nodes' allocatable,
+    less what the pods TAS does not place take on them (`node_usage`, by node name: the
+    snapshot's addNonTASUsage)."""
     tree = DomainTree(flavor)
+    leaf_of_node: dict[str, Domain] = {}
     for node in sorted(nodes, key=lambda n: n.name):
         why = node_exclusion(node, flavor)
         if why is not None:
@@ -113,6 +117,12 @@ def build_domain_tree(flavor: TopologyFlavor, nodes: Iterable[Node]) -> DomainTr
                 leaf.node = node
         for resource, amount in node.allocatable.items():
             leaf.free[resource] = leaf.free.get(resource, 0) + amount
+        leaf_of_node[node.name] = leaf
+    for name, usage in (node_usage or {}).items():
+        leaf = leaf_of_node.get(name)
+        if leaf is not None:
+            for resource, amount in usage.items():
+                leaf.free[resource] = leaf.free.get(resource, 0) - amount
     for leaf in tree.leaves.values():
         tree.domains_per_level[len(leaf.level_values) - 1][leaf.id] = leaf
         _link_to_parent(tree, leaf)
