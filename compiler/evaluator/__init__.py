@@ -51,7 +51,9 @@ Modelling notes (where a static evaluation has to choose what a live cluster doe
   equivalence class (`WorkloadInfo.scheduling_hash`: priority and pod-set shapes) to the
   inadmissible set with it, and a workload of that class arriving before the next requeue joins
   them (`PendingQueue.bulk_move` / `PendingQueue.add` in queue_manager.py). Those workloads were not tried
-  themselves, so they stay `pending` with their class's reason, as Kueue reports them.
+  themselves, so, as in Kueue (whose scheduler writes a condition only on the workload it tried),
+  they keep the status and reason of their own last attempt, or `pending` "Waiting to be scheduled"
+  if they never had one.
 * Evictions complete between cycles: a victim releases its quota at the end of the cycle that
   preempted it (inadmissible workloads of its LocalQueue's cohort tree are requeued, as on a
   Kueue eviction event) and is back in its queue for the next cycle, as Kueue's workload

@@ -286,6 +286,16 @@ def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodS
     return None
 
 
+def _pod_set_units(podsets: list[PodSet]) -> list[list[int]]:
+    """The pod sets' indices grouped as Kueue's assignFlavors groups them: the pod sets of one
+    podset-group-name together, every other pod set alone, in the order each first appears."""
+    units: dict[object, list[int]] = {}
+    for index, podset in enumerate(podsets):
+        group = podset.topology.group if podset.topology is not None else None
+        units.setdefault(("group", group) if group is not None else index, []).append(index)
+    return list(units.values())
+
+
 class FlavorAssigner:
     """Chooses a flavor for every resource of every pod set of a workload in one ClusterQueue.
 
@@ -337,12 +347,23 @@ class FlavorAssigner:
                last_tried: dict[tuple[int, str], int] | None = None) -> Assignment:
         assignment = Assignment()
         covers_pods = "pods" in self.group_of
-        for index, podset in enumerate(podsets):
-            count = podset.count if counts is None else counts[index]
-            requests = podset.total(count)
-            if covers_pods:
-                requests["pods"] = count
-            psa = PodSetAssignment(podset.name, count, requests)
+        for unit in _pod_set_units(podsets):
+            # A pod-set group (podset-group-name) gets one flavor for the sum of its pod sets'
+            # requests, and shares its status (Kueue's groupedRequests in assignFlavors).
+            index = unit[0]
+            members = [podsets[i] for i in unit]
+            member_requests = []
+            requests: dict[str, int] = {}
+            for i in unit:
+                count = podsets[i].count if counts is None else counts[i]
+                own = podsets[i].total(count)
+                if covers_pods:
+                    own["pods"] = count
+                member_requests.append((podsets[i].name, count, own))
+                for res, quantity in own.items():
+                    requests[res] = requests.get(res, 0) + quantity
+            podset = members[0] if len(members) == 1 else tuple(members)
+            psa = PodSetAssignment(members[0].name, member_requests[0][1], requests)
             group_flavors: dict[str, tuple[str, str, int]] | None = {}
             failed_status: tuple[list[str], str | None] | None = None
             reasons: list[str] = []
@@ -366,18 +387,25 @@ class FlavorAssigner:
                     psa.tried_index[r] = tried
                 if not fit:
                     reasons.extend(status_reasons)
-            if group_flavors is None:
-                psa.reasons = failed_status[0]
-                psa.flavors = {}
-            else:
-                psa.flavors = {r: f for r, f in group_flavors.items() if r in requests}
-                psa.reasons = reasons
-            assignment.podsets.append(psa)
-            for res, (flavor, _, borrow) in psa.flavors.items():
-                assignment.borrowing = max(assignment.borrowing, borrow)
-                fr = self.pairs[flavor][res]
-                assignment.usage[fr] = assignment.usage.get(fr, 0) + requests.get(res, 0)
-            if psa.mode == A_NO_FIT:
+            failed = False
+            for name, count, own in member_requests:
+                member = psa if len(member_requests) == 1 else PodSetAssignment(name, count, own)
+                member.requests = own
+                member.attempts = psa.attempts
+                member.tried_index = psa.tried_index
+                if group_flavors is None:
+                    member.reasons = failed_status[0]
+                    member.flavors = {}
+                else:
+                    member.flavors = {r: f for r, f in group_flavors.items() if r in own}
+                    member.reasons = reasons
+                assignment.podsets.append(member)
+                for res, (flavor, _, borrow) in member.flavors.items():
+                    assignment.borrowing = max(assignment.borrowing, borrow)
+                    fr = self.pairs[flavor][res]
+                    assignment.usage[fr] = assignment.usage.get(fr, 0) + own.get(res, 0)
+                failed = failed or member.mode == A_NO_FIT
+            if failed:
                 break
         modes = [ps.mode for ps in assignment.podsets]
         if not modes or A_NO_FIT in modes:
@@ -438,16 +466,20 @@ class FlavorAssigner:
         for idx in range(start, len(group.flavors)):
             attempted = idx
             fname = group.flavors[idx]
-            cache_key = (id(podset), fname)
+            grouped = isinstance(podset, tuple)  # a pod-set group's members (checkFlavorForPodSets)
+            cache_key = (tuple(map(id, podset)) if grouped else id(podset), fname)
             problem = self._problems.get(cache_key, _UNSET)
             if problem is _UNSET:
                 # pod placement and flavors are static, so this is decided once per pair
                 flavor = self.flavors.get(fname)
                 problem = None
-                if self.tas is not None and flavor is not None:
-                    problem = self.tas.flavor_problem(self.cq, podset, flavor, group.covered_resources)
-                if problem is None:
-                    problem = flavor_problem(fname, flavor, podset)
+                for member in podset if grouped else (podset,):
+                    if self.tas is not None and flavor is not None:
+                        problem = self.tas.flavor_problem(self.cq, member, flavor, group.covered_resources)
+                    if problem is None:
+                        problem = flavor_problem(fname, flavor, member)
+                    if problem is not None:
+                        break
                 self._problems[cache_key] = problem
             if problem is not None:
                 reasons.append(problem)

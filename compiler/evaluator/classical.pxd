@@ -10,7 +10,7 @@ cdef class ClassicalPreemption:
     cdef public object _above
 
     @cython.locals(snap=Snapshot, removed=list)
-    cpdef _may_fit(self, request, QuotaNode node, list sources)   # (returns what Snapshot.fits returns)
+    cpdef _may_fit(self, request, QuotaNode node, list sources, bint allow_borrowing)   # (returns what Snapshot.fits returns)
     @cython.locals(amounts=dict)
     cpdef dict _removable(self, request, cq_name)
     @cython.locals(snap=Snapshot, removed=list)

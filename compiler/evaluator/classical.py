@@ -48,8 +48,6 @@ class ClassicalPreemption:
                     id(node.root()), policy.reclaim_within_cohort, priority)):
             return []
         same, hierarchy, others = self._sources(request, node)
-        if not self._may_fit(request, node, same + hierarchy + others):
-            return []
         groups = [hierarchy, others, same]
         in_hierarchy, in_others, in_same = [any(self._offers(request, name) for name, _, _ in group)
                                              for group in groups]
@@ -57,14 +55,32 @@ class ClassicalPreemption:
         no_other = not in_hierarchy and not in_others
         if no_other and not in_same:
             return []
-        if no_other or (forbidden and not _under_nominal(node, request.frs)):
+        # A queue above nominal that may not borrow while reclaiming has one attempt, and it
+        # borrows. An attempt that borrows skips every candidate of another queue that would be
+        # a reclaim without borrowing, which under borrowWithinCohort Never is every one without
+        # hierarchical advantage: such an attempt draws from its own queue and the advantage
+        # group only. A busy cohort asks this of most failed heads, so it is answered before any
+        # removal.
+        borrowing_only = forbidden and not _under_nominal(node, request.frs)
+        if borrowing_only and not in_hierarchy and not in_same:
+            return []
+        if borrowing_only or no_other:
             attempts = [True]
         elif forbidden and not in_hierarchy:
             attempts = [False, True]
         else:
             attempts = [True, False]
         for allow_borrowing in attempts:
-            found = self._attempt(request, node, groups, allow_borrowing)
+            # (the others' candidates, all skipped, are left out of a borrowing attempt)
+            skips_others = allow_borrowing and forbidden
+            tried = [hierarchy, same] if skips_others else groups
+            # An attempt cannot succeed when the request does not fit with every candidate it
+            # may take removed at once (removing usage never makes a request fit less): that
+            # is asked first, with one removal per queue instead of one per candidate.
+            if not self._may_fit(request, node, same + hierarchy + ([] if skips_others else others),
+                                 allow_borrowing):
+                continue
+            found = self._attempt(request, node, tried, allow_borrowing)
             if found:
                 return found
         return []
@@ -146,18 +162,27 @@ class ClassicalPreemption:
             if satisfies_policy(preemptor, info, policy):
                 yield key, info
 
-    def _may_fit(self, request: PreemptionRequest, node: QuotaNode, sources: list) -> bool:
-        """Whether the request fits with every candidate of every source removed at once.
-        Removing usage never makes a request fit less, so when this is False no subset of
-        candidates can make room and the search is over."""
+    def _may_fit(self, request: PreemptionRequest, node: QuotaNode, sources: list, allow_borrowing: bool) -> bool:
+        """Whether the request fits (borrowing or not) with every candidate of every source
+        removed at once. Removing usage never makes a request fit less, so when this is False
+        no subset of those candidates can make room."""
         snap = self.snapshot
+        own: dict = {}
+        if sources and sources[0][0] == request.cq:
+            own = self._removable(request, request.cq)
+        if not allow_borrowing:
+            # Without borrowing the queue's own usage must leave room, and only its own
+            # candidates lower that: asked first, before the other queues are read.
+            for fr, value in request.usage.items():
+                if node.borrowing_with(fr, value - own.get(fr, 0)):
+                    return False
         removed: list[tuple[QuotaNode, dict]] = []
         for name, _, _ in sources:
-            amounts = self._removable(request, name)
+            amounts = own if name == request.cq else self._removable(request, name)
             if amounts:
                 snap.nodes[name].remove_all(amounts)
                 removed.append((snap.nodes[name], amounts))
-        fits = snap.fits(node, request.usage, True)
+        fits = snap.fits(node, request.usage, allow_borrowing)
         for source_node, amounts in removed:
             source_node.add_all(amounts)
         return fits
@@ -190,7 +215,7 @@ class ClassicalPreemption:
             for candidate, variant in self._valid_candidates(request, sources, allow_borrowing):
                 snap.remove(candidate)
                 removed.append(Target(candidate, _VARIANT_REASON[variant]))
-                if snap.fits(node, request.usage, allow_borrowing):
+                if snap.fits(node, request.usage, allow_borrowing) and snap.placeable():
                     removed = snap.fill_back(node, request.usage, removed, allow_borrowing)
                     snap.restore(removed)
                     return removed

@@ -70,8 +70,7 @@ class ClusterCache:
         self._quiet_checked: dict[str, object] = {}
         # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
         # would have), and quiet queues woken and walked after all.
-        self.quiet_heads = 0
-        self.woken = 0
+        self.quiet_heads = self.woken = 0
         self.cycle = self.scheduling_cycle = 0  # the latter Kueue's (see `_scan_outdated`)
         self.decisions = 0
         self._reserve_seq = 0
@@ -111,6 +110,7 @@ class ClusterCache:
                                    self.config.preemption_strategies, *self.layers.preemption_layers())
         self._assigners: dict[str, FlavorAssigner] = {}
         self.tas = TasState(state)  # Topology Aware Scheduling: the nodes, the pods placed on them
+        self.preemptor.snapshot.tas = self.tas if self.tas.active else None  # (searches placing pods)
         self._load_workloads()
 
     def _build_tree(self) -> None:

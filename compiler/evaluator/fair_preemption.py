@@ -252,7 +252,7 @@ class FairSharingPreemption:
               targets: list[Target]) -> bool:
         self.snapshot.remove(info)
         targets.append(Target(info, reason))
-        return _fits_beside_own(node, request.usage)
+        return _fits_beside_own(node, request.usage) and self.snapshot.placeable()
 
     def _first_pass(self, request: PreemptionRequest, node: QuotaNode, ordering: "TargetOrdering",
                     targets: list[Target]) -> tuple[bool, list[WorkloadInfo]]:

@@ -20,6 +20,7 @@ UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
 SLICE_LEVEL = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+GROUP = "kueue.x-k8s.io/podset-group-name"
 # Kueue v0.19 limits a Topology to 16 levels (the CRD's maxItems).
 MAX_LEVELS = 16
 
@@ -77,9 +78,10 @@ def topology_request(raw: object, where: str) -> PodSetTopologyRequest | None:
     request = PodSetTopologyRequest(
         required=_optional_text(tr.get("required")), preferred=_optional_text(tr.get("preferred")),
         unconstrained=tr.get("unconstrained") is not None and tr.get("unconstrained") is not False,
-        slices=slices)
+        slices=slices, group=_optional_text(tr.get("podSetGroupName")))
     explicit = (request.required is not None or request.preferred is not None or request.slices
-                or tr.get("unconstrained") is not None or tr.get("podSetSliceSize") is not None)
+                or tr.get("unconstrained") is not None or tr.get("podSetSliceSize") is not None
+                or request.group is not None)
     return request if explicit else None
 
 
@@ -89,6 +91,7 @@ def annotations_request(annotations: dict, where: str) -> PodSetTopologyRequest 
     level + size pair."""
     required, preferred = annotations.get(REQUIRED), annotations.get(PREFERRED)
     unconstrained = annotations.get(UNCONSTRAINED)
+    group = _group_name(annotations, where)
     slices: tuple[tuple[str, int], ...] = ()
     if SLICE_CONSTRAINTS in annotations:
         try:
@@ -101,14 +104,58 @@ def annotations_request(annotations: dict, where: str) -> PodSetTopologyRequest 
     elif SLICE_LEVEL in annotations and SLICE_SIZE in annotations:
         slices = ((annotations[SLICE_LEVEL], _size(annotations[SLICE_SIZE], where)),)
     if required is not None:
-        return PodSetTopologyRequest(required=required, slices=slices)
+        return PodSetTopologyRequest(required=required, slices=slices, group=group)
     if preferred is not None:
-        return PodSetTopologyRequest(preferred=preferred, slices=slices)
+        return PodSetTopologyRequest(preferred=preferred, slices=slices, group=group)
     if unconstrained is not None:
         if unconstrained.lower() not in ("true", "false", "1", "0", "t", "f"):
             raise _Skip(f"{where}: annotation {UNCONSTRAINED} must be true or false")
         return PodSetTopologyRequest(unconstrained=unconstrained.lower() in ("true", "1", "t"), slices=slices)
     return PodSetTopologyRequest(slices=slices) if slices else None
+
+
+def _group_name(annotations: dict, where: str) -> str | None:
+    """The podset-group-name annotation, with the checks Kueue's job webhooks make on one pod
+    set (jobframework ValidateTASPodSetRequest): not a number, only beside a required or
+    preferred topology, never with slices."""
+    if GROUP not in annotations:
+        return None
+    name = str(annotations[GROUP])
+    if name.isdigit():
+        raise _Skip(f"{where}: annotation {GROUP} {name!r} must not be a number")
+    for other in (SLICE_SIZE, SLICE_LEVEL, SLICE_CONSTRAINTS):
+        if other in annotations:
+            raise _Skip(f"{where}: annotation {GROUP} may not be set when {other} is specified")
+    if REQUIRED not in annotations and PREFERRED not in annotations:
+        raise _Skip(f"{where}: annotation {GROUP} may not be set when neither {PREFERRED} nor {REQUIRED} "
+                    "is specified")
+    return name
+
+
+def check_pod_set_groups(podsets: list, where: str) -> None:
+    """ValidatePodSetGroupingTopology, what Kueue's job webhooks refuse across a job's pod
+    sets: a group of other than two pod sets, a group where neither has one pod, a pair
+    whose required / preferred topology differs."""
+    groups: dict[str, list] = {}
+    for podset in podsets:
+        if podset.topology is not None and podset.topology.group is not None:
+            groups.setdefault(podset.topology.group, []).append(podset)
+    for name, members in groups.items():
+        listed = ", ".join(m.name for m in members)
+        if len(members) != 2:
+            raise _Skip(f"{where}: {GROUP} {name!r} groups {len(members)} pod set(s) ({listed}); Kueue "
+                        "allows groups of exactly 2 pod sets")
+        first, second = members
+        if first.count != 1 and second.count != 1:
+            raise _Skip(f"{where}: {GROUP} {name!r}: one pod set of a group must have 1 replica (the leader); "
+                        f"{first.name} has {first.count}, {second.name} has {second.count}")
+        a, b = first.topology, second.topology
+        if (a.required, a.preferred) != (b.required, b.preferred):
+            raise _Skip(f"{where}: {GROUP} {name!r}: pod sets {first.name} and {second.name} must ask for the "
+                        f"same {REQUIRED} or {PREFERRED} topology")
+
+
+MAX_SLICE_DOMAINS = 100_000
 
 
 def topology_assignment(raw: object, where: str) -> TopologyAssignment | None:
@@ -122,6 +169,8 @@ def topology_assignment(raw: object, where: str) -> TopologyAssignment | None:
         domains.append(DomainAssignment(tuple(str(v) for v in item.get("values") or []), int(item.get("count", 0))))
     for piece in ta.get("slices") or []:  # v1beta2: compact slices
         n = int(piece.get("domainCount", 0))
+        if not 0 <= n <= MAX_SLICE_DOMAINS:  # (a slice lists its domains: a count beyond any cluster is a typo)
+            raise ValueError(f"topologyAssignment domainCount {n} is not between 0 and {MAX_SLICE_DOMAINS}")
         columns = [_values(level, n) for level in piece.get("valuesPerLevel") or []]
         counts = _mapping(piece.get("podCounts"), where)
         per_domain = ([int(counts["universal"])] * n if counts.get("universal") is not None

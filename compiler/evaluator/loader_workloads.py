@@ -14,9 +14,20 @@ from compiler.evaluator.loader_fields import (
     DEFAULT_QUEUE_KINDS, KUEUE_GROUP, PREBUILT_WORKLOAD, PRIORITY_LABEL, QUEUE_LABEL, UNMANAGED_NAMESPACES, _Skip,
     _describe, _group, _parse_time, _text,
 )
-from compiler.evaluator.loader_topology import annotations_request, topology_assignment, topology_request
+from compiler.evaluator.loader_topology import (
+    annotations_request,
+    check_pod_set_groups,
+    topology_assignment,
+    topology_request,
+)
 from compiler.evaluator.models import EPOCH, Admission, PodSet, PodSetAdmission, Workload
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
+
+# The kinds whose Kueue webhook checks podset-group-name across pod sets
+# (jobframework.ValidatePodSetGroupingTopology); a batch Job's one pod set is a group alone.
+GROUP_CHECKING_KINDS = {("jobset.x-k8s.io", "JobSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+                        ("kubeflow.org", "MPIJob"), ("ray.io", "RayCluster"), ("ray.io", "RayJob")}
+
 
 class WorkloadReaders:
     """Readers of Workloads, jobs and Pods (a part of `_Loader`)."""
@@ -209,6 +220,8 @@ class WorkloadReaders:
         problems: list[str] = []
         podsets = [self.make_podset(ps.name, ps.count, ps.min_count, ps.template, job.namespace, dra, problems)
                    for ps in spec.podsets]
+        if (job.group, job.kind) in GROUP_CHECKING_KINDS:
+            check_pod_set_groups(podsets, _describe(doc))
         # Kueue generates the Workload (its UID is unknown here) and labels it with the job's UID.
         workload = Workload(namespace=job.namespace, name=spec.name, queue_name=queue, podsets=podsets,
                             priority=self.job_priority(job.labels, spec), created=created, uid="",

@@ -114,6 +114,9 @@ class PodSetTopologyRequest:
     preferred: str | None = None
     unconstrained: bool = False
     slices: tuple[tuple[str, int], ...] = ()
+    # podSetGroupName (`kueue.x-k8s.io/podset-group-name`): the pod sets of one group, a leader
+    # and its workers, are placed together
+    group: str | None = None
 
 
 @dataclass

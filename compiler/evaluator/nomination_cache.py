@@ -12,7 +12,7 @@ from compiler.evaluator.assigner import (
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource, flavor_resource
 from compiler.evaluator.nominator import TARGETS_READING, Nominator, _found
-from compiler.evaluator.preemption import Target
+from compiler.evaluator.preemption import Target, with_placement
 from compiler.evaluator.tree import height_of_lowest_subtree_that_fits
 
 def _reading_pairs(kind: str, what, amount) -> tuple:
@@ -40,11 +40,6 @@ def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResourc
         return set(frs) if before != now else set()
     return {fr for fr, old, new in zip(frs, before, now) if old != new}
 
-
-
-def _with_placement(reader: Callable[[], object], tas) -> Callable[[], object]:
-    """`reader`'s answer joined with the TAS generation (the nodes' usage as placements moved it)."""
-    return lambda: (reader(), tas.generation)
 
 
 class Nomination:
@@ -130,7 +125,7 @@ class CachedNominator(Nominator):
         if assigner.read_usage:
             reader, frs = self._state_reader(info, cq_name, readings if kept else None)
             if placed:
-                reader = _with_placement(reader, self.tas)
+                reader = with_placement(reader, self.tas)
         info.nomination = Nomination(cq_name, scan, reader, reader() if reader else None, assignment, targets,
                                      readings if kept else None, frs)
         if kept and class_key is not None:

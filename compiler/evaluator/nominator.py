@@ -13,7 +13,7 @@ from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.podset_reducer import PodSetReducer
 from compiler.evaluator.preemption import Target
 from compiler.evaluator.statuses import EntryStatus, ReadingKind
-from compiler.evaluator.tas_step import place_preempting
+from compiler.evaluator.tas_step import place_preempting, topology_requests
 from compiler.evaluator.tree import height_of_lowest_subtree_that_fits
 
 TARGETS_READING = ReadingKind.TARGETS  # a preemption search of the nomination itself (not the oracle's)
@@ -88,7 +88,7 @@ class Nominator(ClusterCache):
         if full.mode == A_FIT:
             return full, []
         if full.mode == A_PREEMPT:
-            targets = self._search(assigner, info, cq_name, full.frs_needing_preemption(), full.usage)
+            targets = self._search(assigner, info, cq_name, full.frs_needing_preemption(), full.usage, full)
             if targets:
                 return full, targets
         # Kueue's PodSetReducer: the smallest reduction that fits, i.e. the largest counts; a
@@ -106,7 +106,7 @@ class Nominator(ClusterCache):
         if probe.mode == A_FIT:
             return probe, []
         if probe.mode == A_PREEMPT:
-            targets = self._search(assigner, info, cq_name, probe.frs_needing_preemption(), probe.usage)
+            targets = self._search(assigner, info, cq_name, probe.frs_needing_preemption(), probe.usage, probe)
             if targets:
                 return probe, targets
         return None
@@ -116,10 +116,14 @@ class Nominator(ClusterCache):
         answers it from what it kept when it can."""
         return self.get_assignment(info, cq_name)
 
-    def _search(self, assigner: FlavorAssigner, info: WorkloadInfo, cq_name: str, frs, usage) -> list[Target]:
-        """The preemption targets of a request, recorded as one of the nomination's readings
-        when the assigner records them."""
-        targets = self.preemptor.targets(info, cq_name, frs, usage)
+    def _search(self, assigner: FlavorAssigner, info: WorkloadInfo, cq_name: str, frs, usage,
+                assignment: Assignment) -> list[Target]:
+        """The preemption targets of a request (Kueue's GetTargets: the assignment's TAS
+        requests too, whose pods must then be placeable), recorded as one of the nomination's
+        readings when the assigner records them. (A nomination that placed pods is never
+        reused from its readings: nomination_cache keeps it on the TAS generation.)"""
+        tas = topology_requests(assigner, assignment, info.workload.podsets) if assigner.tas is not None else ()
+        targets = self.preemptor.targets(info, cq_name, frs, usage, tas)
         if assigner.readings is not None:
             assigner.readings.append((TARGETS_READING, frozenset(frs), dict(usage), _found(targets)))
         return targets

@@ -27,12 +27,12 @@ cdef class Preemptor:
     cdef public object strategy
     cdef public object _at_commit
 
-    cpdef targets(self, WorkloadInfo preemptor, cq_name, frs, usage)
+    cpdef targets(self, WorkloadInfo preemptor, cq_name, frs, usage, tuple tas=*)
     cpdef pair_targets(self, WorkloadInfo preemptor, cq_name, fr, quantity)
     @cython.locals(capped=KeptAnswer, cached=KeptAnswer)
     cpdef _kept(self, tuple key)
     @cython.locals(cached=KeptAnswer)
-    cpdef _answer(self, tuple key, WorkloadInfo preemptor, cq_name, contested, usage)
+    cpdef _answer(self, tuple key, WorkloadInfo preemptor, cq_name, contested, usage, tuple tas=*)
     cpdef compares_creation(self, cq_name)   # (returns the answer it keeps)
 
 

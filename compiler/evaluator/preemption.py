@@ -85,11 +85,22 @@ class Preemptor:
                     self.snapshot.add(info)
 
     def targets(self, preemptor: WorkloadInfo, cq_name: str, frs: set[FlavorResource],
-                usage: dict[FlavorResource, int]) -> list[Target]:
+                usage: dict[FlavorResource, int], tas: tuple = ()) -> list[Target]:
+        """Kueue's GetTargets: the workloads to evict so that `usage` fits the quota and, with
+        `tas` (the TAS requests of the assignment's pod sets), its pods the nodes."""
         contested = frozenset(frs)
         if not self._reuse:
-            request = PreemptionRequest(preemptor, cq_name, contested, usage)
-            return [] if self.snapshot.beyond_own_limit(request) else self.strategy.targets(request)
+            request = PreemptionRequest(preemptor, cq_name, contested, usage, tas)
+            return [] if self.snapshot.beyond_own_limit(request) else self._search(request)
+        if tas:
+            # The answer also reads the nodes' usage (the TAS generation, joined to the kept
+            # state) and the pods asked for: the workload and its pod sets' counts key it.
+            key = (cq_name, contested, tuple(sorted(usage.items())), preemptor.workload.priority,
+                   preemptor.workload.created, preemptor.key, tuple([(n, f, r.count) for n, f, r in tas]))
+            found = self._kept(key)
+            if found is not None:
+                return found
+            return self._answer(key, preemptor, cq_name, contested, usage, tas)
         if len(usage) == 1 and len(contested) == 1 and contested.issubset(usage):
             (fr, quantity), = usage.items()
             return self.pair_targets(preemptor, cq_name, fr, quantity)
@@ -132,7 +143,7 @@ class Preemptor:
         return None
 
     def _answer(self, key: tuple, preemptor: WorkloadInfo, cq_name: str, contested: frozenset,
-                usage: dict[FlavorResource, int]) -> list[Target]:
+                usage: dict[FlavorResource, int], tas: tuple = ()) -> list[Target]:
         """Search, and keep the answer under `key` with the versions of what it read."""
         cached = self._answers.get(key)
         if cached is not None:
@@ -140,24 +151,40 @@ class Preemptor:
             state = reader()
         elif not self.fair_sharing:
             reader = self.snapshot.version_reader(cq_name, sorted(contested | usage.keys()), False)
+            if tas:
+                reader = with_placement(reader, self.snapshot.tas)
             state = reader()
-        request = PreemptionRequest(preemptor, cq_name, contested, usage)
+        request = PreemptionRequest(preemptor, cq_name, contested, usage, tas)
         if self.snapshot.beyond_own_limit(request):
             # No search, classical or fair, can succeed while the queue's own workloads stay
             # put: the answer is kept on them alone, whatever the rest of the tree does.
             own = self.snapshot.queue_version_reader(cq_name, sorted(request.frs | usage.keys()))
             self._capped[key] = KeptAnswer(own, own(), (), None)
             return []
-        found = self.strategy.targets(request)
+        found = self._search(request)
         reads = None
         if self._fair is not None:
             # A fair-sharing search reads more than its own pairs (the pairs its candidates
             # use, the shares of the queues it compares): it says what, once it has run.
             reads = self._fair.reads
             reader = self.snapshot.version_reader(cq_name, reads.frs, False)
+            if tas:
+                reader = with_placement(reader, self.snapshot.tas)
             state = reader()
         self._answers[key] = KeptAnswer(reader, state, tuple(found), reads)
         return found
+
+    def _search(self, request: PreemptionRequest) -> list[Target]:
+        """The strategy's answer; with TAS requests, simulated evictions move the candidates'
+        pods off the nodes and a fit needs the request's pods placed (workloadFits)."""
+        if not request.tas:
+            return self.strategy.targets(request)
+        snapshot = self.snapshot
+        snapshot.placing = list(request.tas)
+        try:
+            return self.strategy.targets(request)
+        finally:
+            snapshot.placing = None
 
     def compares_creation(self, cq_name: str) -> bool:
         """Whether a policy of `cq_name` compares creation times (LowerOrNewerEqualPriority)."""
@@ -167,6 +194,11 @@ class Preemptor:
             answer = self._creation[cq_name] = LOWER_OR_NEWER in (policy.within_cluster_queue,
                                                                    policy.reclaim_within_cohort)
         return answer
+
+
+def with_placement(reader: Callable[[], object], tas) -> Callable[[], object]:
+    """`reader`'s answer joined with the TAS generation (the nodes' usage as placements moved it)."""
+    return lambda: (reader(), tas.generation)
 
 
 class KeptAnswer:

@@ -23,6 +23,8 @@ cdef class Snapshot:
     cdef public dict _readers
     cdef public object tree_versions
     cdef public dict _roots
+    cdef public object tas
+    cdef public object placing
 
     @cython.locals(per_cq=dict)
     cpdef track(self, WorkloadInfo info)
@@ -35,6 +37,7 @@ cdef class Snapshot:
     cpdef _count(self, WorkloadInfo info, delta)
     cpdef remove(self, WorkloadInfo info)
     cpdef add(self, WorkloadInfo info)
+    cpdef bint placeable(self)
     cpdef bint may_have_candidates(self, scope, policy, priority)
     @cython.locals(node=QuotaNode)
     cpdef bint beyond_own_limit(self, request)

@@ -48,6 +48,10 @@ class PreemptionRequest:
     cq: str
     frs: frozenset[FlavorResource]
     usage: Mapping[FlavorResource, int]
+    # (pod set, TAS flavor, topology request) of every pod set placed on nodes (Kueue's
+    # tasRequests): a candidate set fits only if these pods are then placeable. Empty for the
+    # flavor assigner's question (its SimulatePreemption asks about quota alone).
+    tas: tuple = ()
 
 
 class Strategy(Protocol):
@@ -119,6 +123,12 @@ class Snapshot:
         # (a defaultdict: a reader from `version_reader` may ask for a tree never committed to)
         self.tree_versions: dict[int, int] = defaultdict(int)
         self._roots: dict[str, int] = {}  # CQ name -> id of its root (the tree is fixed)
+        # Topology Aware Scheduling (tas.TasState, None without TAS flavors), and the TAS
+        # requests of the search under way (None: a quota-only search). While a search places
+        # pods, a simulated eviction takes the candidate's pods off the nodes too (Kueue's
+        # snapshot.RemoveWorkload removes its TAS usage with its quota).
+        self.tas = None
+        self.placing = None
 
     # -- who holds quota ---------------------------------------------------------------------
     def track(self, info: WorkloadInfo) -> None:
@@ -297,9 +307,18 @@ class Snapshot:
     # -- simulated evictions -----------------------------------------------------------------
     def remove(self, info: WorkloadInfo) -> None:
         self.nodes[info.cluster_queue].remove_all(info.usage)
+        if self.placing is not None and info.placements:
+            self.tas.shift(info.placements, -1)
 
     def add(self, info: WorkloadInfo) -> None:
         self.nodes[info.cluster_queue].add_all(info.usage)
+        if self.placing is not None and info.placements:
+            self.tas.shift(info.placements, 1)
+
+    def placeable(self) -> bool:
+        """The TAS half of Kueue's workloadFits: the search's TAS requests find a placement on
+        the nodes as the simulated evictions left them (always, for a quota-only search)."""
+        return self.placing is None or self.tas.placeable(self.placing)
 
     @staticmethod
     def fits(node: QuotaNode, usage: Mapping[FlavorResource, int], allow_borrowing: bool) -> bool:
@@ -318,7 +337,7 @@ class Snapshot:
         i = len(targets) - 2
         while i >= 0:
             self.add(targets[i].info)
-            if self.fits(node, usage, allow_borrowing):
+            if self.fits(node, usage, allow_borrowing) and self.placeable():
                 targets[i] = targets[-1]
                 targets.pop()
             else:

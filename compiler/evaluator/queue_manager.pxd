@@ -30,5 +30,3 @@ cdef class PendingQueue:
     @cython.locals(info=WorkloadInfo, members=set, heap=list, kept=dict)
     cpdef requeue_inadmissible(self, keep=*)
 
-
-cpdef _share_verdict(WorkloadInfo info, WorkloadInfo failed)

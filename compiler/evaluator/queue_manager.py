@@ -7,9 +7,6 @@ from __future__ import annotations
 import heapq
 
 from compiler.evaluator.info import WorkloadInfo
-from compiler.evaluator.statuses import WorkloadStatus
-
-PENDING = WorkloadStatus.PENDING
 
 class PendingQueue:
     """One ClusterQueue's pending workloads: an active heap plus the inadmissible set."""
@@ -44,12 +41,18 @@ class PendingQueue:
 
     def add(self, info: WorkloadInfo) -> None:
         """A new or returning workload (Kueue's PushOrUpdate): straight to the inadmissible set
-        when its equivalence class already failed, otherwise into the heap."""
+        when its equivalence class already failed, otherwise into the heap.
+
+        A workload set aside with its class is not evaluated, so nothing writes its status:
+        it keeps the status and reason of its own last attempt, or "Waiting to be scheduled"
+        if it never had one. Kueue's scheduler writes the QuotaReserved condition only of the
+        workload it tried (requeueAndUpdate); its workload controller names the class's
+        failure ("Bypassed scheduling evaluation ...", GetNoFitReason) only with the
+        UnadmittedWorkloadsObservability gate, and even then not on a workload without a
+        condition (UnadmittedWorkloadsExplicitStatus off) nor over a scheduler's own reason."""
         self.trail = None
         if not self.strict and info.key not in self.members:
-            failed = self.bulk_moved.get(info.scheduling_hash)
-            if failed is not None:
-                _share_verdict(info, failed)
+            if info.scheduling_hash in self.bulk_moved:
                 self.set_aside(info)
                 return
         self.push(info)
@@ -61,7 +64,8 @@ class PendingQueue:
 
     def bulk_move(self, failed: WorkloadInfo) -> None:
         """`failed` found no fit (or no preemption candidates): every workload of its class in
-        the heap would get the same answer, so it joins the inadmissible set without a turn."""
+        the heap would get the same answer, so it joins the inadmissible set without a turn.
+        Those workloads keep their own status and reason (see `add`)."""
         if self.strict:
             return
         key = failed.scheduling_hash
@@ -75,7 +79,6 @@ class PendingQueue:
             if info.scheduling_hash == key and info is not self.sticky:
                 self.members.discard(info.key)
                 self._count(key, -1)
-                _share_verdict(info, failed)
                 self.set_aside(info)
             else:
                 kept.append(item)
@@ -145,10 +148,3 @@ class PendingQueue:
             heapq.heapify(heap)
             self.waiting.add(self.name)
 
-
-def _share_verdict(info: WorkloadInfo, failed: WorkloadInfo) -> None:
-    """A workload set aside with its equivalence class was not evaluated itself: it stays
-    pending (as Kueue reports it), with the answer its class got as the reason."""
-    if info.preempted_by is None:
-        info.status = PENDING
-        info.reason_code, info.reason = failed.reason_code, failed.reason

@@ -101,6 +101,9 @@ class EvaluationResult:
         lines.append(f"  reason [{outcome.reason_code}]: {outcome.reason}")
         if outcome.preempted_by:
             lines.append(f"  preempted by {outcome.preempted_by}")
+        if (aside := self._set_aside_with(info)) is not None:
+            lines.append(f"  not tried: set aside with its equivalence class, since {aside.key} failed "
+                         f"({aside.reason})")
         if outcome.status in ("admitted", "running"):
             for ps, flavors in outcome.assignment.items():
                 lines.append(f"  assigned {ps}: " + ", ".join(f"{r} -> {f}" for r, f in flavors.items())
@@ -122,6 +125,15 @@ class EvaluationResult:
                 lines.append("  what it would take:")
                 lines.extend(f"    {n}" for n in needs)
         return "\n".join(lines)
+
+    def _set_aside_with(self, info):
+        """The workload whose failure took `info`, untried, to its queue's inadmissible set with
+        its equivalence class (its own reason stays as it was, as in Kueue), or None."""
+        queue = self._engine.queues.get(info.cluster_queue) if info.cluster_queue else None
+        if queue is None or info.key not in queue.inadmissible:
+            return None
+        failed = queue.bulk_moved.get(info.scheduling_hash)
+        return failed if failed is not None and failed is not info else None
 
     def _quota_lines(self, info, assignment: Assignment) -> list[str]:
         node = self._engine.nodes.get(info.cluster_queue) if info.cluster_queue else None

@@ -20,8 +20,8 @@ from compiler.evaluator.topology import (
     TopologyFlavor,
     TopologyRequest,
     build_domain_tree,
-    find_topology_assignment,
 )
+from compiler.evaluator.topology.placement import place_group
 from compiler.evaluator.topology.tree import DomainTree
 
 
@@ -55,6 +55,17 @@ def _affinity(terms: list[list[dict]] | None) -> tuple:
     return tuple(tuple(NodeSelectorRequirement(str(e.get("key")), str(e.get("operator")),
                                                tuple(str(v) for v in e.get("values") or ()))
                        for e in term if isinstance(e, dict)) for term in terms)
+
+
+def _placement_units(requests: list[tuple[str, str, TopologyRequest]]
+                     ) -> list[tuple[str, list[tuple[str, TopologyRequest]]]]:
+    """FindTopologyAssignmentsForFlavor's groups: the pod sets of one podset-group-name on one
+    flavor together, every other pod set alone, in the order each first appears."""
+    units: dict[object, tuple[str, list[tuple[str, TopologyRequest]]]] = {}
+    for index, (name, flavor, request) in enumerate(requests):
+        key = (flavor, request.group) if request.group is not None else index
+        units.setdefault(key, (flavor, []))[1].append((name, request))
+    return list(units.values())
 
 
 class TasState:
@@ -146,23 +157,27 @@ class TasState:
             slices=tuple(SliceLayer(level, size) for level, size in topology.slices) if topology else (),
             implied=topology is None,
             tolerations=tuple(_toleration(t) for t in podset.tolerations),
-            node_selector=podset.node_selector, affinity=_affinity(podset.affinity_terms))
+            node_selector=podset.node_selector, affinity=_affinity(podset.affinity_terms),
+            group=topology.group if topology else None)
 
     def place(self, requests: list[tuple[str, str, TopologyRequest]], simulate_empty: bool = False
               ) -> dict[str, PodSetPlacement] | PlacementFailure:
         """FindTopologyAssignmentsForWorkload: (pod set, flavor, request) in pod-set order, each
-        seeing the pods of those before it; the first refusal refuses them all. With
-        `simulate_empty` the nodes are as if every TAS workload were preempted."""
+        seeing the pods of those before it, the two pod sets of a podset-group-name on one
+        flavor placed together (a leader with its workers); the first refusal refuses them all.
+        With `simulate_empty` the nodes are as if every TAS workload were preempted."""
         placed: dict[str, PodSetPlacement] = {}
         failure: PlacementFailure | None = None
         trees = self._empty_trees() if simulate_empty else self.trees
-        for name, flavor, request in requests:
-            result = find_topology_assignment(trees[flavor], request)
+        for flavor, members in _placement_units(requests):
+            result = place_group(trees[flavor], members)
             if isinstance(result, PlacementRefusal):
-                failure = PlacementFailure(name, flavor, result.kueue_reason)
+                failure = PlacementFailure(members[0][0], flavor, result.kueue_reason)
                 break
-            trees[flavor].add_usage(result, request.per_pod)
-            placed[name] = PodSetPlacement(flavor, result, request.per_pod)
+            per_pod = dict(members)
+            for name, assignment in result.items():
+                trees[flavor].add_usage(assignment, per_pod[name].per_pod)
+                placed[name] = PodSetPlacement(flavor, assignment, per_pod[name].per_pod)
         for placement in placed.values():
             trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, sign=-1)
         return failure if failure is not None else placed
@@ -201,6 +216,16 @@ class TasState:
             for removed in without:
                 for placement in removed.values():
                     self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod)
+
+    def shift(self, placements: dict[str, PodSetPlacement], sign: int) -> None:
+        """A simulated eviction (-1) or its undoing (+1) of a workload's pods: the trees change,
+        the generation does not (the search undoes every shift before it answers)."""
+        for placement in placements.values():
+            self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, sign)
+
+    def placeable(self, requests: list[tuple[str, str, TopologyRequest]]) -> bool:
+        """Whether `place` finds a placement for every request on the nodes as they are."""
+        return not isinstance(self.place(requests), PlacementFailure)
 
     def _fits(self, placements: dict[str, PodSetPlacement]) -> bool:
         for placement in placements.values():

@@ -85,6 +85,13 @@ def place_preempting(assigner, assignment, podsets, targets) -> None:
         assignment.placements = result
 
 
+def topology_requests(assigner, assignment, podsets) -> tuple:
+    """The TAS requests a preemption search must place (Kueue's GetTargets calls
+    WorkloadsTopologyRequests on the assignment): () without any."""
+    requests, _, errors = _requests(assigner, assignment, podsets)
+    return () if errors else tuple(requests)
+
+
 def _requests(assigner, assignment, podsets):
     """WorkloadsTopologyRequests: (pod set, TAS flavor, request) of every pod set asking for
     TAS, the pod-set assignments by name, and whether one of them got an error."""
@@ -92,8 +99,12 @@ def _requests(assigner, assignment, podsets):
     requests = []
     by_name = {}
     errors = False
-    for podset, psa in zip(podsets, assignment.podsets):
-        if psa.error is not None or not tas.requested(podset, cq) or psa.count == 0:
+    # (by name, in the Workload's pod-set order: a pod-set group's members sit together in the
+    # assignment, as Kueue appends them)
+    assigned = {psa.name: psa for psa in assignment.podsets}
+    for podset in podsets:
+        psa = assigned.get(podset.name)
+        if psa is None or psa.error is not None or not tas.requested(podset, cq) or psa.count == 0:
             continue
         if not tas.active:
             psa.error, errors = NO_TAS_CACHE, True

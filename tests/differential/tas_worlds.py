@@ -40,16 +40,22 @@ TAINT = Taint("example.com/maintenance", "true", "NoSchedule")
 
 
 class TasWorkload:
-    """A pending Workload: pod set `main`, and for some a second pod set `aux`."""
+    """A pending Workload: pod set `main`, for some a second pod set `aux`, and for some a
+    `leader` of one pod grouped with `main` (podSetGroupName), before or after it."""
 
-    __slots__ = ("name", "request", "aux")
+    __slots__ = ("name", "request", "aux", "leader", "leader_first")
 
-    def __init__(self, name: str, request: TopologyRequest, aux: TopologyRequest | None = None) -> None:
+    def __init__(self, name: str, request: TopologyRequest, aux: TopologyRequest | None = None,
+                 leader: TopologyRequest | None = None, leader_first: bool = False) -> None:
         self.name, self.request, self.aux = name, request, aux
+        self.leader, self.leader_first = leader, leader_first
 
     @property
     def pod_sets(self) -> dict[str, TopologyRequest]:
-        return {"main": self.request} | ({"aux": self.aux} if self.aux else {})
+        sets = {"main": self.request} | ({"aux": self.aux} if self.aux else {})
+        if self.leader is None:
+            return sets
+        return {"leader": self.leader} | sets if self.leader_first else sets | {"leader": self.leader}
 
 
 class HeldWorkload:
@@ -84,7 +90,37 @@ def tas_world(seed: int, index: int) -> TasWorld:
     workloads = [TasWorkload(f"wl-{i}", random_request(rng, levels),
                              random_request(rng, levels) if rng.random() < 0.25 else None)
                  for i in range(rng.randint(1, 4))]
-    return TasWorld(flavor, nodes, workloads, random_held(rng, levels, nodes))
+    world = TasWorld(flavor, nodes, workloads, random_held(rng, levels, nodes))
+    add_groups(random.Random(f"tas-group-{seed}-{index}"), world)
+    return world
+
+
+def add_groups(rng: random.Random, world: TasWorld) -> None:
+    """In about half the worlds, some Workloads become a leader and its workers (a pod-set
+    group, as a LeaderWorkerSet or a JobSet with a driver makes): the workers ask for a
+    required or preferred level (what Kueue's webhook allows a group), the leader of one pod
+    asks for the same, with requests of its own. A stream of its own: the worlds' other draws
+    are unchanged."""
+    if rng.random() < 0.5:
+        return
+    levels = world.flavor.levels
+    for workload in world.workloads:
+        if rng.random() < 0.4:
+            continue
+        kind = rng.choice(("required", "preferred"))
+        level = levels[rng.randrange(len(levels))]
+        workers = random_request(rng, levels)
+        workload.request = _grouped(workers, rng.choice((1, 1, 2, 3, 4, 6, 8)), kind, level)
+        leader = random_request(rng, levels)
+        workload.leader = _grouped(leader, 1, kind, level)
+        workload.leader_first = rng.random() < 0.5
+
+
+def _grouped(request: TopologyRequest, count: int, kind: str, level: str) -> TopologyRequest:
+    """`request`'s pods and node constraints under a group's topology request."""
+    return TopologyRequest(count, request.per_pod, tolerations=request.tolerations,
+                           node_selector=request.node_selector, affinity=request.affinity,
+                           group="lws", **{kind: level})
 
 
 def random_held(rng: random.Random, levels: tuple[str, ...], nodes: list[Node]) -> list[HeldWorkload]:
@@ -233,6 +269,8 @@ def _topology_request(request: TopologyRequest) -> str:
     elif request.slices:
         layers = ", ".join(f"{{topology: {s.level}, size: {s.size}}}" for s in request.slices)
         fields.append(f"podsetSliceRequiredTopologyConstraints: [{layers}]")
+    if request.group:
+        fields.append(f"podSetGroupName: {request.group}")
     return "" if request.implied else f"\n    topologyRequest: {{{', '.join(fields)}}}"
 
 

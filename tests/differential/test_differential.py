@@ -239,7 +239,8 @@ CI_TAS_SEED, CI_TAS_WORLDS = 31, 120
 
 def test_tas_worlds_cover_what_the_engine_places() -> None:
     """The TAS worlds hold what the placement step meets: a second queue on the same nodes,
-    short quota, a plain flavor beside the TAS one, running Workloads placed, every node state."""
+    short quota, a plain flavor beside the TAS one, running Workloads placed, every node state,
+    and preemption (the victims' pods leave the nodes, the preemptor's must then be placeable)."""
     seen: Counter = Counter()
     for index in range(CI_TAS_WORLDS):
         objects = generated(CI_TAS_SEED, index, tas=True)
@@ -253,14 +254,33 @@ def test_tas_worlds_cover_what_the_engine_places() -> None:
         seen["unschedulable"] += any(n["spec"].get("unschedulable") for n in nodes)
         seen["not ready"] += any(n["status"]["conditions"][0]["status"] == "False" for n in nodes)
         seen["tainted"] += any(n["spec"].get("taints") for n in nodes)
-    assert min(seen.values()) >= 10 and len(seen) == 7, seen
+        seen["preempting"] += "preemption" in queue["spec"]
+        seen["cohort reclaim"] += "reclaimWithinCohort" in queue["spec"].get("preemption", {})
+    assert min(seen.values()) >= 10 and len(seen) == 9, seen
 
 
 @pytest.mark.skipif(not ORACLE.is_file(), reason="kueue-oracle not built (go not on PATH)")
 def test_python_engine_agrees_with_kueue_on_tas_worlds() -> None:
     """Status, flavors, counts, topologyAssignment and Kueue's reason, byte for byte."""
+    oracle = OracleEngine(ORACLE)
     found = {index: differences for index, differences in
-             disagreeing_worlds(CI_TAS_SEED, range(CI_TAS_WORLDS), OracleEngine(ORACLE), jobs=2, tas=True)}
-    new = [f"TAS world {CI_TAS_SEED}/{index}: " + "; ".join(differences[:3]) for index, differences in sorted(found.items())]
+             disagreeing_worlds(CI_TAS_SEED, range(CI_TAS_WORLDS), oracle, jobs=2, tas=True)}
+    # Kueue's TAS is not deterministic on every world (Go map order where domains or victims
+    # tie): a world counts as agreeing when Kueue itself answers it differently on reruns and
+    # one of its answers is the engine's. Such worlds must stay rare.
+    undecided = [index for index in found if _kueue_varies_and_once_agrees(CI_TAS_SEED, index, oracle)]
+    assert len(undecided) <= 2, f"Kueue answers {len(undecided)} TAS worlds differently run to run: {undecided}"
+    new = [f"TAS world {CI_TAS_SEED}/{index}: " + "; ".join(differences[:3]) for index, differences in sorted(found.items())
+           if index not in undecided]
     assert new == [], (f"{len(new)} disagreement(s) among {CI_TAS_WORLDS} TAS worlds (reproduce and shrink with "
                        f"`make differential TAS=1 SEED={CI_TAS_SEED} N={CI_TAS_WORLDS}`):\n" + "\n".join(new[:20]))
+
+
+def _kueue_varies_and_once_agrees(seed: int, index: int, oracle, runs: int = 6) -> bool:
+    """Whether kueue-oracle, which has just answered `seed/index` otherwise than the Python
+    engine, gives the engine's answer on one of `runs` more runs: then Kueue itself answers the
+    world in more than one way, and the engine's is one of them."""
+    from differential.harness import COMPARED_TAS
+
+    text = dump(generated(seed, index, True))
+    return any(not run_world(text, python_engine, oracle, COMPARED_TAS).differences for _ in range(runs))

@@ -81,6 +81,18 @@ def test_table_and_explain(tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr
 
 
+def test_explain_names_the_classmate_that_set_an_untried_workload_aside(tmp_path: Path) -> None:
+    # The twin keeps Kueue's reason ("Waiting to be scheduled"); --explain says why it waits.
+    path = write_manifests(tmp_path, "equivalent-workload-not-tried.yaml")
+    twin = run_cli("evaluate", str(path), "--explain", "ns/twin")
+    assert twin.returncode == 0, twin.stderr
+    assert "reason [Pending]: Waiting to be scheduled" in twin.stdout
+    assert ("not tried: set aside with its equivalence class, since ns/first failed "
+            "(couldn't assign flavors to pod set main: insufficient quota for cpu") in twin.stdout
+    first = run_cli("evaluate", str(path), "--explain", "ns/first")
+    assert first.returncode == 0 and "not tried" not in first.stdout
+
+
 def test_pending_workloads_are_an_answer_not_an_error(tmp_path: Path) -> None:
     path = write_manifests(tmp_path, "strict-fifo-blocks.yaml")
     proc = run_cli("evaluate", str(path), "--format", "json")

@@ -215,6 +215,19 @@ def test_reuse_changes_nothing_on_a_churning_cluster() -> None:
     assert (reused.cycle, reused.decisions) == (plain.cycle, plain.decisions)
 
 
+def _pending_requests(engine: Engine):
+    """(workload, its queue's node, pair, amount) for every pending workload and every pair its
+    queue has quota for that it asks for: the requests the preemption properties ask about."""
+    for info in engine.infos.values():
+        node = engine.nodes.get(info.cluster_queue) if not info.holds_quota else None
+        if node is None:
+            continue
+        for fr in node.quotas:
+            amount = sum(ps.count * ps.per_pod.get(fr[1], 0) for ps in info.workload.podsets)
+            if amount:
+                yield info, node, fr, amount
+
+
 def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted() -> None:
     """The preemptor's shortcut (a request beyond its own queue's borrowingLimit, with all
     that queue's candidates gone, finds nothing, classical or fair) agrees with the full check
@@ -230,17 +243,12 @@ def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted(
     def check(engine: Engine) -> None:
         snapshot = engine.preemptor.snapshot
         classical = ClassicalPreemption(snapshot)
-        for info in engine.infos.values():
-            node = engine.nodes.get(info.cluster_queue) if not info.holds_quota else None
-            if node is None:
-                continue
-            for fr in node.quotas:
-                amount = sum(ps.count * ps.per_pod.get(fr[1], 0) for ps in info.workload.podsets)
-                request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
-                if amount and snapshot.beyond_own_limit(request):
-                    same, hierarchy, others = classical._sources(request, node)
-                    assert not classical._may_fit(request, node, same + hierarchy + others)
-                    beyond.append(info.cluster_queue)
+        for info, node, fr, amount in _pending_requests(engine):
+            request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
+            if snapshot.beyond_own_limit(request):
+                same, hierarchy, others = classical._sources(request, node)
+                assert not classical._may_fit(request, node, same + hierarchy + others, True)
+                beyond.append(info.cluster_queue)
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(clusters())
@@ -249,3 +257,116 @@ def test_a_request_beyond_its_queues_limit_has_no_room_however_many_are_evicted(
 
     shortcut_agrees()
     assert beyond
+
+
+
+def _plain_classical_targets(classical, request, node) -> list:
+    """Kueue's classical search as it reads, without the engine's shortcuts: every attempt
+    its flavor of the policy calls for, over every candidate group, until one finds targets."""
+    from compiler.evaluator.classical import _under_nominal
+
+    policy = classical.snapshot.specs[request.cq].preemption
+    same, hierarchy, others = classical._sources(request, node)
+    groups = [hierarchy, others, same]
+    in_hierarchy, in_others, in_same = [any(classical._offers(request, name) for name, _, _ in group)
+                                         for group in groups]
+    forbidden = policy.borrow_within_cohort == "Never"
+    no_other = not in_hierarchy and not in_others
+    if no_other and not in_same:
+        return []
+    if no_other or (forbidden and not _under_nominal(node, request.frs)):
+        attempts = [True]
+    elif forbidden and not in_hierarchy:
+        attempts = [False, True]
+    else:
+        attempts = [True, False]
+    for allow_borrowing in attempts:
+        found = classical._attempt(request, node, groups, allow_borrowing)
+        if found:
+            return found
+    return []
+
+
+def _shortcut_check(seen: dict[str, int]):
+    """An `after_cycle` that compares the classical search with `_plain_classical_targets` for
+    every pending workload and pair, counting searches that found targets and that did not."""
+    from compiler.evaluator.classical import ClassicalPreemption
+    from compiler.evaluator.preemption_common import PreemptionRequest
+
+    def check(engine: Engine) -> None:
+        snapshot = engine.preemptor.snapshot
+        classical = ClassicalPreemption(snapshot)
+        for info, node, fr, amount in _pending_requests(engine):
+            request = PreemptionRequest(info, info.cluster_queue, frozenset([fr]), {fr: amount})
+            plain = [target.info.key for target in _plain_classical_targets(classical, request, node)]
+            assert [target.info.key for target in classical.targets(request)] == plain, (info.key, fr)
+            seen["found" if plain else "none"] += 1
+
+    return check
+
+
+def test_the_classical_searchs_shortcuts_find_the_plain_searchs_targets() -> None:
+    """The classical search's shortcuts (an attempt ruled out when the request does not fit
+    with every candidate it may take removed, own usage first; a borrowing attempt under
+    borrowWithinCohort Never that leaves out the other queues' candidates it would skip) find
+    the same targets, in the same order, as the plain search over every group. Asked after
+    every cycle of random clusters, for every pending workload and pair; some searches must
+    have found targets and some not."""
+    seen = {"found": 0, "none": 0}
+    check = _shortcut_check(seen)
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(clusters())
+    def shortcuts_agree(docs: list[dict]) -> None:
+        Engine(load_manifests(docs), reuse=False).run(None, limit=500, after_cycle=check)
+
+    shortcuts_agree()
+    assert all(seen.values()), seen
+
+
+def _admitted(name: str, cq: str, gpus: int, priority: int) -> dict:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "ns-" + cq, "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"queueName": "lq", "priority": priority, "podSets": [{"name": "main", "count": 1, "template": {
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"gpu": str(gpus)}}}]}}}]},
+            "status": {"admission": {"clusterQueue": cq, "podSetAssignments": [
+                {"name": "main", "count": 1, "flavors": {"gpu": "f0"}, "resourceUsage": {"gpu": str(gpus)}}]},
+                "conditions": [{"type": t, "status": "True", "reason": t, "message": "running",
+                                "lastTransitionTime": "2026-01-01T00:00:00Z"} for t in ("QuotaReserved", "Admitted")]}}
+
+
+def test_a_search_that_must_not_borrow_takes_a_lender_back_as_well_as_its_own() -> None:
+    """A queue under nominal whose request would borrow, in a full cohort, under
+    borrowWithinCohort Never: the attempt without borrowing must evict one of its own (to stay
+    within nominal) and the other queue's borrowed workload (to free the cohort); the pre-check
+    that rules that attempt out must count the queue's own candidates, or the borrowing attempt
+    answers with two of its own instead."""
+    def queue(name: str, nominal: int) -> list[dict]:
+        return [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+                 "spec": {"namespaceSelector": {}, "cohortName": "root",
+                          "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any",
+                                         "borrowWithinCohort": {"policy": "Never"}},
+                          "resourceGroups": [{"coveredResources": ["gpu"], "flavors": [
+                              {"name": "f0", "resources": [{"name": "gpu", "nominalQuota": str(nominal)}]}]}]}},
+                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                 "metadata": {"name": "lq", "namespace": "ns-" + name}, "spec": {"clusterQueue": name}}]
+
+    docs = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f0"}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "root"}, "spec": {}},
+            *queue("cq0", 8), *queue("cq1", 2),
+            *(_admitted(f"a{i}", "cq0", 2, 0) for i in range(3)), _admitted("b0", "cq1", 4, 0)]
+    pending = _admitted("p", "cq0", 4, 5)
+    del pending["status"]
+    docs.append(pending)
+    seen = {"found": 0, "none": 0}
+    engine = Engine(load_manifests(docs), reuse=False)
+    _shortcut_check(seen)(engine)
+    assert seen["found"] == 1, seen
+    from compiler.evaluator.classical import ClassicalPreemption
+    from compiler.evaluator.preemption_common import PreemptionRequest
+
+    info = engine.infos["ns-cq0/p"]
+    fr = ("f0", "gpu")
+    request = PreemptionRequest(info, "cq0", frozenset([fr]), {fr: 4})
+    found = ClassicalPreemption(engine.preemptor.snapshot).targets(request)
+    assert sorted(target.info.key for target in found) == ["ns-cq0/a0", "ns-cq1/b0"], found

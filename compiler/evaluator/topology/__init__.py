@@ -5,7 +5,8 @@ Topology's levels into the domain tree Kueue's TAS flavor snapshot holds (free c
 leaf = allocatable minus the usage of pods already placed), and `find_topology_assignment`
 answers one pod-set request with the assignment Kueue would write (levels, domain values, pod
 counts) or a `PlacementRefusal` saying why not in words a user reads;
-`find_topology_assignments` places a Workload's pod sets together, all or none.
+`find_topology_assignments` places a Workload's pod sets together, all or none, a pod-set
+group's leader and workers (podset-group-name) in one search.
 """
 
 from compiler.evaluator.topology.placement import find_topology_assignment, find_topology_assignments

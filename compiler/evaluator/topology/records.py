@@ -107,16 +107,19 @@ class TopologyRequest:
 
     `implied` is Kueue's implied TAS (a pod set without a topology request on a TAS flavor);
     `affinity` is requiredDuringSchedulingIgnoredDuringExecution: terms ORed, each term's
-    requirements ANDed (empty: no affinity)."""
+    requirements ANDed (empty: no affinity). `group` is the pod set's
+    `kueue.x-k8s.io/podset-group-name`: the two pod sets of a group (a leader of one pod and its
+    workers) are placed together, in one search (Kueue's leader-worker placement)."""
 
     __slots__ = ("count", "per_pod", "required", "preferred", "unconstrained", "slices", "implied",
-                 "tolerations", "node_selector", "affinity")
+                 "tolerations", "node_selector", "affinity", "group")
 
     def __init__(self, count: int, per_pod: Mapping[str, int], *, required: str | None = None,
                  preferred: str | None = None, unconstrained: bool = False,
                  slices: tuple[SliceLayer, ...] = (), implied: bool = False,
                  tolerations: tuple[Toleration, ...] = (), node_selector: Mapping[str, str] | None = None,
-                 affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()) -> None:
+                 affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] = (),
+                 group: str | None = None) -> None:
         self.count = count
         self.per_pod = dict(per_pod)
         self.required, self.preferred, self.unconstrained = required, preferred, unconstrained
@@ -125,6 +128,7 @@ class TopologyRequest:
         self.tolerations = tuple(tolerations)
         self.node_selector = dict(node_selector or {})
         self.affinity = tuple(tuple(term) for term in affinity)
+        self.group = group
 
 
 class DomainAssignment:

@@ -16,10 +16,14 @@ from compiler.evaluator.topology.records import (
 
 
 class Domain:
-    """A topology domain; `pod_count` and `slice_count` are the per-request state Kueue keeps in
-    its snapshot's domainState, reset by every placement."""
+    """A topology domain; `pod_count`, `slice_count` and the leader fields are the per-request
+    state Kueue keeps in its snapshot's domainState, reset by every placement: with a leader
+    (a pod-set group) `leader_count` says whether the domain can hold the leader's pod and the
+    `*_with_leader` counts how many workers still fit beside it (without one they equal the
+    plain counts)."""
 
-    __slots__ = ("id", "level_values", "parent", "children", "node", "free", "pod_count", "slice_count")
+    __slots__ = ("id", "level_values", "parent", "children", "node", "free", "pod_count", "slice_count",
+                 "pod_count_with_leader", "slice_count_with_leader", "leader_count")
 
     def __init__(self, domain_id: str, level_values: tuple[str, ...]) -> None:
         self.id = domain_id
@@ -30,6 +34,9 @@ class Domain:
         self.free: dict[str, int] = {}  # a leaf: allocatable minus usage
         self.pod_count = 0
         self.slice_count = 0
+        self.pod_count_with_leader = 0
+        self.slice_count_with_leader = 0
+        self.leader_count = 0
 
 
 class DomainTree:
