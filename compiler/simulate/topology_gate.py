@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from compiler.core.resources import GPU_RESOURCE
 from compiler.evaluator.topology import TopologyAssignment
+from compiler.evaluator.topology.refusals import names_placement_refusal
 from compiler.evaluator.topology.tree import DomainTree
 from compiler.stages.resolved_model import ResolvedCluster
 from compiler.stages.topology_verdicts import PoolTrees
@@ -79,9 +80,10 @@ class TopologyGate:
 
     def pending(self, key: str, reason: str, now: int) -> None:
         """A job still pending after the moment: held by topology when the engine's reason is a
-        placement refusal on a topology pool (Kueue's 'topology "T" allows to fit only ...')."""
+        placement refusal on a topology pool (Kueue's 'topology "T" allows to fit only ...' or
+        'doesn't allow to fit ...')."""
         for topology, pool in self.by_topology.items():
-            if f'topology "{topology}" allows to fit only' in (reason or ""):
+            if reason and names_placement_refusal(reason, topology):
                 record = self.records[pool]
                 record.held_since.setdefault(key, now)
                 record.held_jobs.add(key)
