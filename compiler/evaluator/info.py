@@ -79,14 +79,13 @@ class WorkloadInfo:
     @property
     def scheduling_hash(self) -> int:
         """Kueue's scheduling equivalence class (SchedulingEquivalenceHashing, on by default
-        since v0.18): priority and the shape of every pod set, numbered. Two workloads of one
-        class get the same answer from the flavor assigner in the same cluster state."""
+        since v0.18, computeSchedulingHash): priority and the shape of every pod set (its
+        count, requests, SpecShape and topology request), numbered. Two workloads of one class
+        get the same answer from the flavor assigner in the same cluster state."""
         cached = self._hash
         if cached is None:
             shape = (self.workload.priority, tuple(
-                (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())),
-                 tuple(sorted(ps.node_selector.items())), repr(ps.affinity_terms), repr(ps.tolerations),
-                 ps.topology)
+                (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.spec_shape, ps.topology)
                 for ps in self.workload.podsets))
             cached = self._hash = _CLASS_IDS.setdefault(shape, len(_CLASS_IDS))
         return cached

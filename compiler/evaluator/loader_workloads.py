@@ -22,6 +22,7 @@ from compiler.evaluator.loader_topology import (
 )
 from compiler.evaluator.models import EPOCH, Admission, PodSet, PodSetAdmission, Workload
 from compiler.evaluator.podspec import DraContext, PodSpecProblem, placement, pod_requests
+from compiler.evaluator.spec_shape import go_json, spec_shape
 
 # The kinds whose Kueue webhook checks podset-group-name across pod sets
 # (jobframework.ValidatePodSetGroupingTopology); a batch Job's one pod set is a group alone.
@@ -108,7 +109,8 @@ class WorkloadReaders:
         topology = annotations_request(annotations, f"pod set {name}") if isinstance(annotations, dict) else None
         return PodSet(name=name, count=count, per_pod=per_pod, min_count=min_count,
                       node_selector=place.node_selector, affinity_terms=place.affinity_terms,
-                      tolerations=place.tolerations, topology=topology)
+                      tolerations=place.tolerations, topology=topology,
+                      spec_shape=go_json(spec_shape(spec)))
 
     def build_workload(self, doc: dict, where: SourcePosition | None, dra: DraContext) -> Workload:
         """A Workload object of the input, with its status (admission) when it has one."""

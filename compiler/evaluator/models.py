@@ -132,6 +132,10 @@ class PodSet:
     # What the pod set asks of Topology Aware Scheduling (spec.podSets[].topologyRequest or the
     # pod template's podset-*-topology annotations); None when it asks nothing explicitly.
     topology: PodSetTopologyRequest | None = None
+    # Kueue's SpecShape of the pod template as Go writes it (compiler.evaluator.spec_shape): part
+    # of the scheduling equivalence class, which tells apart specs the fields above do not
+    # (`affinity: {}` and none, per-container requests, ports, runtimeClassName, ...).
+    spec_shape: str = ""
 
     def total(self, count: int | None = None) -> dict[str, int]:
         n = self.count if count is None else count

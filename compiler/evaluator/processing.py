@@ -122,7 +122,7 @@ class EntryProcessor(CachedNominator):
     def _quota_fits(self, entry: Entry, preempted: dict[str, Target]) -> bool:
         """Whether the entry's usage fits the quota with this cycle's targets gone."""
         node = self.nodes[entry.cq]
-        with self.preemptor.without([*preempted.values(), *entry.targets]):
+        with self.preemptor.without(_cycle_victims(entry, preempted)):
             for fr, value in entry.assignment.usage.items():
                 if node.available(fr) < value:
                     return False
@@ -134,8 +134,9 @@ class EntryProcessor(CachedNominator):
         placements = entry.assignment.placements
         if placements is None:
             return True
-        gone = [t.info.placements for t in (*preempted.values(), *entry.targets) if t.info.placements]
+        gone = [t.info.placements for t in _cycle_victims(entry, preempted) if t.info.placements]
         return self.tas.fits(placements, gone)
+
 
     def _hold_placements_for_cycle(self, assignment: Assignment, temporary: list) -> None:
         """The entry's pods hold their nodes for the rest of the cycle (Kueue's AddUsage of the
@@ -315,3 +316,14 @@ class EntryProcessor(CachedNominator):
         if entry.status is NO_FIT or entry.status is NO_CANDIDATES:
             queue.bulk_move(info)
         return True
+
+
+def _cycle_victims(entry: Entry, preempted: dict[str, Target]) -> list[Target]:
+    """The cycle's targets so far and the entry's, each workload once: the entry's targets may
+    be earlier heads' targets too (Kueue keeps the cycle's victims in a set). Evicting one twice
+    would take its usage twice from its ClusterQueue but, past the queue's own usage, not from
+    its cohort, and putting it back twice would leave the cohort's usage too high for good."""
+    victims = dict(preempted)
+    for target in entry.targets:
+        victims.setdefault(target.info.key, target)
+    return list(victims.values())

@@ -81,6 +81,11 @@ def _preempting(rng: random.Random, objects: list[dict], base) -> None:
     for order, obj in enumerate(running):
         # Distinct reservation times and UIDs: Kueue's candidate order ends on them.
         obj["metadata"]["uid"] = f"00000000-0000-4000-8000-{order + 1:012d}"
+        # Distinct creation times too: LowerOrNewerEqualPriority lets a requeued victim preempt
+        # an equal-priority workload created after it, and Kueue compares the timestamps
+        # strictly, where kueue-oracle must move same-second Workloads apart (its heap order
+        # would otherwise fall to Go's map order), making one of two twins "newer".
+        obj["metadata"]["creationTimestamp"] = f"2025-12-31T22:{order:02d}:00Z"
         for condition in obj["status"]["conditions"]:
             condition["lastTransitionTime"] = f"2025-12-31T23:{order:02d}:00Z"
         _set_priority(rng, obj, classes, (0, 10, 10, 100))

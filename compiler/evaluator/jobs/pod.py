@@ -19,11 +19,10 @@ spec's admission-relevant fields (`role_hash`).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 
 from compiler.evaluator.jobs.base import Adapter, JobContext, JobObject, JobWorkload, PodSetSpec, Unusable, one_workload
-from compiler.core.quantity import canonical_quantity
+from compiler.evaluator.spec_shape import go_json, spec_shape
 
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
@@ -82,76 +81,16 @@ def _total_count(member: JobObject) -> int:
 
 
 # ---- role hash: Kueue's utilpod.GenerateRoleHash ---------------------------------------------
-# sha256 of Go's JSON of {"spec": shape} (first 8 hex digits), shape = the admission-relevant
-# fields of the pod spec as the API server stored them (requests defaulted from limits, port
-# protocol TCP). Go's encoding sorts map keys, keeps struct fields in declaration order, omits
-# empty `omitempty` fields and writes nil as null; quantities in their canonical form.
-
-_PORT_FIELDS = (("name", True), ("hostPort", True), ("containerPort", False), ("protocol", True), ("hostIP", True))
-_TOLERATION_FIELDS = (("key", True), ("operator", True), ("value", True), ("effect", True),
-                      ("tolerationSeconds", True))
+# sha256 of Go's JSON of {"spec": shape} (first 8 hex digits), shape = utilpod.SpecShape
+# (compiler.evaluator.spec_shape).
 
 
 def role_hash(member: JobObject) -> str:
     given = member.annotations.get(ROLE_HASH_ANNOTATION)
     if given is not None:
         return str(given)
-    spec = member.spec
-    shape: dict[str, object] = {
-        "initContainers": _containers(spec.get("initContainers")),
-        "containers": _containers(spec.get("containers")),
-        "nodeSelector": _map(spec.get("nodeSelector")),
-        "affinity": spec.get("affinity"),  # written as given: key order may differ from Go's
-        "tolerations": _structs(spec.get("tolerations"), _TOLERATION_FIELDS),
-        "runtimeClassName": spec.get("runtimeClassName"),
-        "priority": spec.get("priority"),
-        "topologySpreadConstraints": spec.get("topologySpreadConstraints"),
-        "overhead": _resources(spec.get("overhead")),
-        "resourceClaims": spec.get("resourceClaims"),
-    }
-    if isinstance(spec.get("resources"), dict):
-        shape["resources"] = _resources(spec["resources"].get("requests"))
-    text = json.dumps({"spec": _sorted_map(shape)}, separators=(",", ":"), ensure_ascii=False)
-    for char, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
-                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(char, escaped)
+    text = go_json({"spec": spec_shape(member.spec)})
     return hashlib.sha256(text.encode()).hexdigest()[:8]
-
-
-def _sorted_map(value: dict) -> dict:
-    return {key: value[key] for key in sorted(value)}
-
-
-def _map(value: object) -> object:
-    return _sorted_map({str(k): v for k, v in value.items()}) if isinstance(value, dict) and value else None
-
-
-def _structs(value: object, fields: tuple[tuple[str, bool], ...]) -> object:
-    if not isinstance(value, list) or not value:
-        return None
-    return [{name: item.get(name) for name, omit in fields if not (omit and not item.get(name))}
-            for item in value if isinstance(item, dict)]
-
-
-def _containers(value: object) -> object:
-    if not isinstance(value, list) or not value:
-        return None
-    out = []
-    for container in value:
-        container = container if isinstance(container, dict) else {}
-        resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
-        requests = dict(resources.get("limits") or {})  # the API server defaults requests to limits
-        requests.update(resources.get("requests") or {})
-        ports = [dict(port, protocol=port.get("protocol") or "TCP") for port in container.get("ports") or []
-                 if isinstance(port, dict)]
-        out.append({"ports": _structs(ports, _PORT_FIELDS), "resources": {"requests": _resources(requests)}})
-    return out
-
-
-def _resources(value: object) -> object:
-    if not isinstance(value, dict) or not value:
-        return None
-    return _sorted_map({str(name): canonical_quantity(amount) for name, amount in value.items()})
 
 
 ADAPTERS = [Adapter("", ("Pod",), build)]
