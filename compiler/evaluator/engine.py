@@ -95,6 +95,10 @@ class Engine(Scheduler):
             return
         node = self.nodes[info.cluster_queue]
         node.remove_all(info.usage)
+        if info.placements is not None:
+            # its pods leave their nodes too (Topology Aware Scheduling's cache forgets them)
+            self.tas.add(info.placements, -1)
+            info.placements = None
         self.generations[info.cluster_queue] = self.generations.get(info.cluster_queue, 0) + 1
         self.admitted[info.cluster_queue].pop(key, None)
         self.preemptor.untrack(info)

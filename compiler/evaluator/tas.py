@@ -76,6 +76,16 @@ class TasState:
         self._empty: dict[str, DomainTree] = {}
         self._topology_flavors: dict[str, TopologyFlavor] = {}
         self.generation = 0
+        # Answers of `place`, keyed on the requests' signatures: on the nodes as they are (valid
+        # while `generation` stays `_answers_generation`) and on empty nodes (valid for good).
+        # A workload that cannot be placed is nominated again and again between two admissions
+        # (a simulation's busy pool: tens of nominations per job), each time the same search.
+        # `_shifted` counts the simulated evictions a preemption search has not undone yet:
+        # the trees then differ from their generation and nothing is kept.
+        self._answers: dict[tuple, dict[str, PodSetPlacement] | PlacementFailure] = {}
+        self._answers_generation = 0
+        self._empty_answers: dict[tuple, dict[str, PodSetPlacement] | PlacementFailure] = {}
+        self._shifted = 0
         self._nodes = state.nodes
         self._node_usage = state.node_usage
         for name, flavor in sorted(state.flavors.items()):
@@ -166,7 +176,26 @@ class TasState:
         """FindTopologyAssignmentsForWorkload: (pod set, flavor, request) in pod-set order, each
         seeing the pods of those before it, the two pod sets of a podset-group-name on one
         flavor placed together (a leader with its workers); the first refusal refuses them all.
-        With `simulate_empty` the nodes are as if every TAS workload were preempted."""
+        With `simulate_empty` the nodes are as if every TAS workload were preempted.
+        The answer is kept (see `_answers`) and given again while the nodes have not changed."""
+        if self._shifted:
+            return self._place(requests, simulate_empty)
+        if simulate_empty:
+            answers = self._empty_answers
+        else:
+            if self._answers_generation != self.generation:
+                self._answers.clear()
+                self._answers_generation = self.generation
+            answers = self._answers
+        key = tuple((name, flavor, request.signature()) for name, flavor, request in requests)
+        result = answers.get(key)
+        if result is None:
+            result = answers[key] = self._place(requests, simulate_empty)
+        # (a new dict for each caller: an assignment's placements are its own to keep)
+        return result if isinstance(result, PlacementFailure) else dict(result)
+
+    def _place(self, requests: list[tuple[str, str, TopologyRequest]], simulate_empty: bool
+               ) -> dict[str, PodSetPlacement] | PlacementFailure:
         placed: dict[str, PodSetPlacement] = {}
         failure: PlacementFailure | None = None
         trees = self._empty_trees() if simulate_empty else self.trees
@@ -209,20 +238,19 @@ class TasState:
                       ) -> dict[str, PodSetPlacement] | PlacementFailure:
         """`place` with the pods of `without` (preemption targets) taken off the nodes."""
         for removed in without:
-            for placement in removed.values():
-                self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, -1)
+            self.shift(removed, -1)
         try:
             return self.place(requests)
         finally:
             for removed in without:
-                for placement in removed.values():
-                    self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod)
+                self.shift(removed, 1)
 
     def shift(self, placements: dict[str, PodSetPlacement], sign: int) -> None:
         """A simulated eviction (-1) or its undoing (+1) of a workload's pods: the trees change,
         the generation does not (the search undoes every shift before it answers)."""
         for placement in placements.values():
             self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod, sign)
+        self._shifted -= sign
 
     def placeable(self, requests: list[tuple[str, str, TopologyRequest]]) -> bool:
         """Whether `place` finds a placement for every request on the nodes as they are."""

@@ -37,6 +37,7 @@ from compiler.runtime.garbage_collection import few_collections
 from compiler.mig.catalogue import load_catalogue
 from compiler.stages.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
 from compiler.stages.resolve import profile_for_memory
+from compiler.simulate.engine_topology import add_nodes_and_topologies, podset_request
 from compiler.simulate.topology_gate import TopologyGate
 from compiler.simulate.trace import Trace, TraceJob
 
@@ -176,7 +177,8 @@ class Simulation:
         shape_of: list[tuple] = []
         for run, workload in zip(self.runs, resolved):
             job = run.job
-            key = (job.team, job.replicas, job.gpus, workload.mig, job.cpu, job.memory, workload.priority)
+            key = (job.team, job.replicas, job.gpus, workload.mig, job.cpu, job.memory, workload.priority,
+                   repr(job.topology))
             shape_of.append(key)
             if key not in shapes:
                 team = self.teams[job.team]
@@ -187,6 +189,10 @@ class Simulation:
         state = load_manifests(self.base + list(shapes.values()))
         parsed = {(w.namespace, w.name): w for w in state.workloads}
         models = {key: parsed[(doc["metadata"]["namespace"], doc["metadata"]["name"])] for key, doc in shapes.items()}
+        for run, key in zip(self.runs, shape_of):
+            if run.job.topology is not None:
+                for podset in models[key].podsets:
+                    podset.topology = podset_request(run.job.topology)
         workloads = {}
         for run, key in zip(self.runs, shape_of):
             workloads[run.key] = copy_with(models[key], name=run.key.split("/", 1)[1],
@@ -197,6 +203,7 @@ class Simulation:
         """A fresh engine holding the cluster's queues and no workload (`reuse=False`: one that
         recomputes every nomination, the reference for tests)."""
         state = load_manifests(self.base)
+        add_nodes_and_topologies(state, self.cluster)
         return Engine(state, reuse)
 
     # -- the run -----------------------------------------------------------------------------
@@ -278,42 +285,19 @@ class _EventLoop:
             run.finished = time
             self._release(key)
 
-    def _release(self, key: str) -> bool:
-        """A job's nodes are free again: the jobs held by topology on its pool that fit its nodes
-        now get another try (True when there were any)."""
-        if self.gate is None:
-            return False
-        pool = self.gate.release(key)
-        held = self.gate.fitting_now(pool) if pool is not None else []
-        for waiting in held:
-            self.gate.held.pop(waiting)
-            self.engine.submit(self.simulation.workloads[waiting])
-        return bool(held)
-
-    def _placement_refused(self, run: JobRun, info, now: int) -> bool:
-        """Place a job just admitted on a topology pool; False when placed (or no topology).
-        Refused: its quota goes back and it is held until its pool changes."""
-        if self.gate is None:
-            return False
-        flavors = {f for per in info.flavors.values() for f in per.values()}
-        podset = info.workload.podsets[0]
-        if len(flavors) != 1 or len(info.workload.podsets) != 1:
-            return False
-        why = self.gate.place(run.key, next(iter(flavors)), run.job.topology, info.counts[podset.name],
-                              dict(podset.per_pod), now)
-        if why is None:
-            return False
-        self.engine.finish(run.key)
-        run.reason = f"admitted by quota but not placed on the nodes: {why}"
-        return True
+    def _release(self, key: str) -> None:
+        """A job's nodes are free again (the observer of placements records it)."""
+        if self.gate is not None:
+            self.gate.release(key)
 
     def _schedule(self, now: int) -> None:
         engine = self.engine
         engine.clock = (EPOCH + datetime.timedelta(seconds=now)).timestamp()
-        again = True
-        while again:   # a placement refused gives its quota back: the queues get another look
-            again = self._schedule_once(now)
+        self._schedule_once(now)
         if self.gate is not None:
+            for key, info in engine.infos.items():
+                if not info.holds_quota:
+                    self.gate.pending(key, info.reason, now)
             self.gate.sample(now)
 
     def _schedule_once(self, now: int) -> bool:
@@ -325,14 +309,13 @@ class _EventLoop:
         again = False
         for event, info, preemptor in engine.journal:
             run = self.by_key[info.key]
-            if event == "admitted" and self._placement_refused(run, info, now):
-                again = True
-                continue
             if event == "admitted":
                 run.usage = dict(info.usage)
                 run.started, run.finished = now, None
                 run.flavor = ", ".join(sorted({f for per in info.flavors.values() for f in per.values()}))
                 self._record(now, run, +1)
+                if self.gate is not None:
+                    self.gate.admitted(run.key, info.placements, now)
                 heapq.heappush(self.completions, (now + run.job.duration, run.key, run.generation))
             else:
                 self._record(now, run, -1)
@@ -341,7 +324,7 @@ class _EventLoop:
                 run.started = None
                 if preemptor in self.by_key:
                     self.by_key[preemptor].preempted_others += 1
-                again = self._release(run.key) or again
+                self._release(run.key)
         engine.journal.clear()
         return again
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.core.resources import GPU_RESOURCE
-from compiler.evaluator.topology import PlacementRefusal, TopologyAssignment, TopologyRequest, find_topology_assignment
+from compiler.evaluator.topology import TopologyAssignment
+from compiler.evaluator.topology.refusals import names_placement_refusal
 from compiler.evaluator.topology.tree import DomainTree
 from compiler.stages.resolved_model import ResolvedCluster
-from compiler.stages.topology_verdicts import PoolTrees, topology_request
+from compiler.stages.topology_verdicts import PoolTrees
 
 HOUR = 3600.0
 
@@ -50,68 +51,56 @@ class PoolRecord:
 
 
 class TopologyGate:
+    """An observer of the engine's placements (info.placements): it does not place, it records."""
+
     def __init__(self, cluster: ResolvedCluster) -> None:
         self.cluster = cluster
         self.pools = {pool.name: pool for pool in cluster.pools if pool.topology is not None}
+        self.by_topology = {pool.topology.name: pool.name for pool in self.pools.values()}
         trees = PoolTrees(cluster)
         self.trees: dict[str, DomainTree] = {name: trees.fresh(pool) for name, pool in self.pools.items()}
-        self.placed: dict[str, Placed] = {}
-        self.held: dict[str, tuple[str, TopologyRequest]] = {}   # job key -> (pool, its request)
-        # Per pool, the answer for each request shape since its nodes last changed: jobs of one
-        # shape are many, and a held job is only submitted again once its shape fits.
-        self._answers: dict[str, dict[tuple, TopologyAssignment | PlacementRefusal]] = {}
+        self.placed: dict[str, list[Placed]] = {}
         self.records = {name: PoolRecord(pool.topology.levels, pool.gpus) for name, pool in self.pools.items()}
         self._last = 0
         self._dirty: set[str] = set(self.pools)   # pools whose free GPUs changed since the last sample
 
-    def place(self, key: str, flavor: str, topology, count: int, per_pod: dict[str, int], now: int) -> str | None:
-        """Place an admitted job on `flavor`'s pool: None when placed (or no topology there), else why not."""
-        pool = self.pools.get(flavor)
-        if pool is None:
-            return None
-        tree = self.trees[flavor]
-        request = topology_request(pool, topology, count, per_pod)
-        result = self._answer(flavor, request)
-        record = self.records[flavor]
-        if isinstance(result, PlacementRefusal):
-            self.held[key] = (flavor, request)
-            record.held_since.setdefault(key, now)
-            record.held_jobs.add(key)
-            return result.reason
-        tree.add_usage(result, per_pod)
-        self._changed(flavor)
-        self.placed[key] = Placed(flavor, result, per_pod)
-        since = record.held_since.pop(key, None)
-        if since is not None:
-            record.held_seconds += now - since
-        self.held.pop(key, None)
-        return None
+    def admitted(self, key: str, placements: dict | None, now: int) -> None:
+        """The engine admitted the job with these placements (pod set -> PodSetPlacement)."""
+        for placement in (placements or {}).values():
+            if placement.flavor not in self.trees:
+                continue
+            self.trees[placement.flavor].add_usage(placement.assignment, placement.per_pod)
+            self._changed(placement.flavor)
+            self.placed.setdefault(key, []).append(Placed(placement.flavor, placement.assignment,
+                                                          dict(placement.per_pod)))
+        for record in self.records.values():
+            since = record.held_since.pop(key, None)
+            if since is not None:
+                record.held_seconds += now - since
+
+    def pending(self, key: str, reason: str, now: int) -> None:
+        """A job still pending after the moment: held by topology when the engine's reason is a
+        placement refusal on a topology pool (Kueue's 'topology "T" allows to fit only ...' or
+        'doesn't allow to fit ...')."""
+        for topology, pool in self.by_topology.items():
+            if reason and names_placement_refusal(reason, topology):
+                record = self.records[pool]
+                record.held_since.setdefault(key, now)
+                record.held_jobs.add(key)
+                return
 
     def release(self, key: str) -> str | None:
         """A placed job ended or was preempted: its nodes are free again; its pool's name."""
         placed = self.placed.pop(key, None)
-        if placed is None:
+        if not placed:
             return None
-        self.trees[placed.pool].add_usage(placed.assignment, placed.per_pod, sign=-1)
-        self._changed(placed.pool)
-        return placed.pool
-
-    def fitting_now(self, pool: str) -> list[str]:
-        """The jobs held by topology on this pool whose pods fit its nodes now (to submit again)."""
-        return sorted(key for key, (where, request) in self.held.items()
-                      if where == pool and not isinstance(self._answer(pool, request), PlacementRefusal))
-
-    def _answer(self, pool: str, request: TopologyRequest) -> TopologyAssignment | PlacementRefusal:
-        shape = (request.count, tuple(sorted(request.per_pod.items())), request.required, request.preferred,
-                 request.implied, tuple((s.level, s.size) for s in request.slices))
-        answers = self._answers.setdefault(pool, {})
-        if shape not in answers:
-            answers[shape] = find_topology_assignment(self.trees[pool], request)
-        return answers[shape]
+        for one in placed:
+            self.trees[one.pool].add_usage(one.assignment, one.per_pod, sign=-1)
+            self._changed(one.pool)
+        return placed[0].pool
 
     def _changed(self, pool: str) -> None:
         self._dirty.add(pool)
-        self._answers.pop(pool, None)
 
     def sample(self, now: int) -> None:
         """Free GPUs per domain at `now`, for the pools whose nodes changed since the last

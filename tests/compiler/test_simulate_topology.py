@@ -73,19 +73,21 @@ def test_a_job_waits_for_topology_alone(tmp_path: Path) -> None:
         "example.com/rack", 2, "kubernetes.io/hostname", 6)
     assert rack["meanFreeGpusInRoomiestDomain"] < rack["meanFreeGpus"]
 
-    # Positive control: without placement on nodes, third starts on arrival (quota alone).
-    from compiler.simulate import driver
+    # Positive control: without the engine's placement step (Topology Aware Scheduling in the
+    # admission cycle), third starts on arrival (quota alone) and nothing is held by topology.
+    from compiler.evaluator import assigner
     from compiler.simulate.runner import simulate_policy
     from compiler.stages.pipeline import PolicySource
 
-    original = driver.TopologyGate
-    driver.TopologyGate = lambda cluster: None
+    original = assigner.place_pods
+    assigner.place_pods = lambda *args: None
     try:
         report = simulate_policy(PolicySource.from_directory(policies), trace)
     finally:
-        driver.TopologyGate = original
+        assigner.place_pods = original
     quota_only = {job["name"]: job for job in report.summary["jobs"]}
-    assert quota_only["third"]["started"] == 10 and "topology" not in report.summary
+    assert quota_only["third"]["started"] == 10
+    assert report.summary["topology"][0]["jobsHeldByTopology"] == 0
 
 
 def test_the_html_page_charts_free_gpus_per_domain(tmp_path: Path) -> None:

@@ -218,8 +218,10 @@ def _fill_in_counts(tree: DomainTree, request: TopologyRequest, plan: _Plan, sta
     leader_per_pod = _with_pod_slot(leader.per_pod) if leader is not None else None
     excluded: dict[str, str] = {}
     stats.total_nodes += len(tree.leaves)
+    # (a node can only be left out for a taint, or for a selector or affinity the pod set has)
+    may_exclude = bool(request.node_selector or request.affinity) or tree.tainted
     for leaf in tree.leaves.values():
-        if leaf.node is not None:
+        if may_exclude and leaf.node is not None:
             why = node_infeasibility(leaf.node, request, tree.flavor.tolerations)
             if why is not None:
                 excluded[leaf.node.name] = why
@@ -248,12 +250,20 @@ def _with_pod_slot(per_pod: dict[str, int]) -> dict[str, int]:
 
 
 def count_in(per_pod: dict[str, int], free: dict[str, int]) -> int:
-    """resources.CountInWithLimitingResource: how many pods fit, never negative."""
-    fits = None
+    """resources.CountInWithLimitingResource: how many pods fit, never negative (a resource
+    the pod asks none of does not limit; no requests at all fit nowhere)."""
+    if not per_pod:
+        return 0
+    fits = MAX_INT32
     for resource, amount in per_pod.items():
-        count = MAX_INT32 if amount == 0 else max(0, min(free.get(resource, 0) // amount, MAX_INT32))
-        fits = count if fits is None else min(fits, count)
-    return fits or 0
+        if amount:
+            have = free.get(resource, 0)
+            if have < amount:
+                return 0  # (the first short resource settles it, a negative free one too)
+            count = have // amount
+            if count < fits:
+                fits = count
+    return fits
 
 
 def _fill_in_counts_helper(domain: Domain, plan: _Plan, level: int) -> None:

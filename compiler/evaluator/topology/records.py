@@ -130,6 +130,15 @@ class TopologyRequest:
         self.affinity = tuple(tuple(term) for term in affinity)
         self.group = group
 
+    def signature(self) -> tuple:
+        """Everything placement reads of the request, as a hashable value: two requests with one
+        signature get one answer from one tree (the key of the engine's placement answers)."""
+        return (self.count, tuple(sorted(self.per_pod.items())), self.required, self.preferred,
+                self.unconstrained, tuple((s.level, s.size) for s in self.slices), self.implied,
+                tuple((t.key, t.operator, t.value, t.effect) for t in self.tolerations),
+                tuple(sorted(self.node_selector.items())),
+                tuple(tuple((r.key, r.operator, r.values) for r in term) for term in self.affinity), self.group)
+
 
 class DomainAssignment:
     __slots__ = ("values", "count")

@@ -55,14 +55,17 @@ class ExclusionStats:
     """Kueue's tasExclusionStats: the leaves looked at, and those a pod set could not use by
     cause (FindFeasibleNodes' taint / nodeSelector / affinity, fillLeafCounts' resource)."""
 
-    __slots__ = ("total_nodes", "node_selector", "affinity", "taints", "resources")
+    __slots__ = ("total_nodes", "node_selector", "affinity", "taints", "_short")
 
     def __init__(self) -> None:
         self.total_nodes = 0
         self.node_selector = 0
         self.affinity = 0
         self.taints: Counter = Counter()
-        self.resources: Counter = Counter()
+        # The leaves where no pod fits, with the pod's requests: their limiting resources are
+        # only counted when a message is written (most searches succeed and write none; the
+        # leaves' free capacity does not change before the search that filled this answers).
+        self._short: list[tuple[dict[str, int], dict[str, int]]] = []
 
     def record(self, why: str) -> None:
         """`why` as feasibility.node_infeasibility words it."""
@@ -74,11 +77,19 @@ class ExclusionStats:
             self.taints[why.removeprefix("taint ").strip('"')] += 1
 
     def record_resource(self, per_pod: dict[str, int], free: dict[str, int]) -> None:
-        """A leaf where no pod fits: the limiting resource (CountInWithLimitingResource: the
+        """A leaf where no pod fits (its limiting resource is counted by `resources`)."""
+        self._short.append((per_pod, free))
+
+    @property
+    def resources(self) -> Counter:
+        """The leaves where no pod fits, by limiting resource (CountInWithLimitingResource: the
         fewest pods, then the smallest name)."""
-        counts = [(max(0, free.get(r, 0) // a) if a else 2**31 - 1, r) for r, a in per_pod.items()]
-        if counts:
-            self.resources[min(counts)[1]] += 1
+        limiting: Counter = Counter()
+        for per_pod, free in self._short:
+            counts = [(max(0, free.get(r, 0) // a) if a else 2**31 - 1, r) for r, a in per_pod.items()]
+            if counts:
+                limiting[min(counts)[1]] += 1
+        return limiting
 
     def text(self) -> str:
         """formatReasons, after `. ` (empty without exclusions)."""
@@ -119,6 +130,13 @@ def kueue_not_fit_message(tree: DomainTree, count: int, level: int, fit: int, wa
     else:
         text = f'topology "{name}" allows to fit only {fit} out of {wanted} {unit}(s)'
     return text + stats.text()
+
+
+def names_placement_refusal(reason: str, topology_name: str) -> bool:
+    """Whether a pending Workload's reason holds `kueue_not_fit_message`'s words for this
+    topology (its pods fit the quota but not the nodes, or fit no way the nodes allow)."""
+    subject = f'topology "{topology_name}" '
+    return subject + "allows to fit only " in reason or subject + "doesn't allow to fit" in reason
 
 
 def _slices_in_subtree(domain, level: int, target: int, size: int) -> int:

@@ -40,7 +40,8 @@ class Domain:
 
 
 class DomainTree:
-    __slots__ = ("flavor", "levels", "hostname_lowest", "leaves", "domains_per_level", "roots", "excluded")
+    __slots__ = ("flavor", "levels", "hostname_lowest", "leaves", "domains_per_level", "roots", "excluded",
+                 "tainted")
 
     def __init__(self, flavor: TopologyFlavor) -> None:
         self.flavor = flavor
@@ -51,6 +52,9 @@ class DomainTree:
         self.roots: dict[str, Domain] = {}
         # Nodes the nodes cache or the flavor leave out, name -> why (for refusals).
         self.excluded: dict[str, str] = {}
+        # Whether a leaf's node has a taint (only then can a pod set without a node selector
+        # or affinity find a node it may not use).
+        self.tainted = False
 
     def leaf_of(self, values: tuple[str, ...]) -> Domain | None:
         """The leaf an assignment's domain names (only the hostname when that is the lowest level)."""
@@ -115,6 +119,7 @@ def build_domain_tree(flavor: TopologyFlavor, nodes: Iterable[Node],
             tree.leaves[leaf_key] = leaf
             if tree.hostname_lowest:
                 leaf.node = node
+                tree.tainted = tree.tainted or bool(node.taints)
         for resource, amount in node.allocatable.items():
             leaf.free[resource] = leaf.free.get(resource, 0) + amount
         leaf_of_node[node.name] = leaf
