@@ -151,6 +151,16 @@ def disagreeing_worlds(seed: int, indices: Iterable[int], reference: Engine, job
                 yield index, differences
 
 
+def kueue_varies_and_once_agrees(seed: int, index: int, reference: Engine, tas: bool, runs: int = 6) -> bool:
+    """Whether `reference` (kueue-oracle), which has just answered world `seed/index` otherwise
+    than the Python engine, gives the engine's answer on one of `runs` more runs: then Kueue
+    itself answers the world in more than one way (Go's map order where domains, victims or
+    heads tie), and the engine's answer is one of Kueue's."""
+    text = dump(generated(seed, index, tas))
+    fields = COMPARED_TAS if tas else COMPARED
+    return any(not run_world(text, python_engine, reference, fields).differences for _ in range(runs))
+
+
 # ---- shrinking -------------------------------------------------------------------------------
 def _paths(node: object, prefix: tuple = ()) -> Iterator[tuple]:
     """Every path to a dict key or list item below node, deepest first (a leaf is cheaper)."""

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from differential.engines import OracleEngine, perturbed_engine, python_engine
-from differential.harness import compare, disagreeing_worlds, generated, run_world, shrink, shrink_with
+from differential.harness import (
+    compare, disagreeing_worlds, generated, kueue_varies_and_once_agrees, run_world, shrink, shrink_with,
+)
 from differential.validity import problems
 from differential.worlds import dump, world, world_yaml
 from kp_testing import REPO_ROOT
@@ -268,19 +270,9 @@ def test_python_engine_agrees_with_kueue_on_tas_worlds() -> None:
     # Kueue's TAS is not deterministic on every world (Go map order where domains or victims
     # tie): a world counts as agreeing when Kueue itself answers it differently on reruns and
     # one of its answers is the engine's. Such worlds must stay rare.
-    undecided = [index for index in found if _kueue_varies_and_once_agrees(CI_TAS_SEED, index, oracle)]
+    undecided = [index for index in found if kueue_varies_and_once_agrees(CI_TAS_SEED, index, oracle, True)]
     assert len(undecided) <= 2, f"Kueue answers {len(undecided)} TAS worlds differently run to run: {undecided}"
     new = [f"TAS world {CI_TAS_SEED}/{index}: " + "; ".join(differences[:3]) for index, differences in sorted(found.items())
            if index not in undecided]
     assert new == [], (f"{len(new)} disagreement(s) among {CI_TAS_WORLDS} TAS worlds (reproduce and shrink with "
                        f"`make differential TAS=1 SEED={CI_TAS_SEED} N={CI_TAS_WORLDS}`):\n" + "\n".join(new[:20]))
-
-
-def _kueue_varies_and_once_agrees(seed: int, index: int, oracle, runs: int = 6) -> bool:
-    """Whether kueue-oracle, which has just answered `seed/index` otherwise than the Python
-    engine, gives the engine's answer on one of `runs` more runs: then Kueue itself answers the
-    world in more than one way, and the engine's is one of them."""
-    from differential.harness import COMPARED_TAS
-
-    text = dump(generated(seed, index, True))
-    return any(not run_world(text, python_engine, oracle, COMPARED_TAS).differences for _ in range(runs))
