@@ -5,7 +5,7 @@ loaded cluster), which stays as it is.
 Times `kueue-policy simulate --format json` as a subprocess, the way users run it, once per size
 (the machine is shared: each figure is one run, not a median).
 
-    python bench/bench_simulate_busy.py [--sizes 25000 100000] [--seed 28]
+    python bench/bench_simulate_busy.py [--sizes 25000 100000] [--seed 28] [--burst 12|none]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate_busy_trace import write_policy, write_trace  # noqa: E402
+from generate_busy_trace import burst_option, write_policy, write_trace  # noqa: E402
 
 EXE = str(Path(sys.executable).parent / "kueue-policy")
 
@@ -30,12 +30,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[25_000, 100_000])
     parser.add_argument("--seed", type=int, default=28)
+    parser.add_argument("--burst", type=burst_option, default=12, help="team burst, or none (default 12)")
     args = parser.parse_args()
     engine = subprocess.run([sys.executable, "-m", "compiler.speedups", "status"], capture_output=True, text=True,
                             check=True).stdout.splitlines()[-1]
     print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}; {engine}")
     with tempfile.TemporaryDirectory() as tmp:
-        write_policy(Path(tmp) / "policy")
+        write_policy(Path(tmp) / "policy", args.burst)
         for size in args.sizes:
             trace = Path(tmp) / f"trace-{size}.csv"
             write_trace(trace, size, args.seed)

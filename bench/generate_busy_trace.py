@@ -26,7 +26,7 @@ MEAN_SECONDS = 47 * 60
 SIGMA = 1.0
 
 
-def write_policy(root: Path) -> None:
+def write_policy(root: Path, burst: int | None = 12) -> None:
     (root / "teams").mkdir(parents=True, exist_ok=True)
     lines = ["apiVersion: kueue-policy/v1alpha1", "kind: Cluster", "metadata:", "  name: busy", "spec:", "  pools:"]
     for p in range(POOLS):
@@ -43,7 +43,7 @@ def write_policy(root: Path) -> None:
             "apiVersion: kueue-policy/v1alpha1\nkind: Team\n"
             f"metadata: {{name: team-{t:03d}}}\n"
             f"spec:\n  cohort: cohort-{t // per_cohort:02d}\n  namespaces: [team-{t:03d}]\n"
-            "  gpus: {guaranteed: 12, burst: 12}\n")
+            "  gpus: {guaranteed: 12" + ("" if burst is None else f", burst: {burst}") + "}\n")
 
 
 def write_trace(path: Path, jobs: int, seed: int) -> None:
@@ -60,13 +60,18 @@ def write_trace(path: Path, jobs: int, seed: int) -> None:
     path.write_text("\n".join(rows) + "\n")
 
 
+def burst_option(text: str) -> int | None:
+    return None if text == "none" else int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--jobs", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=28)
+    parser.add_argument("--burst", type=burst_option, default=12, help="team burst, or none (default 12)")
     args = parser.parse_args()
-    write_policy(args.out / "policy")
+    write_policy(args.out / "policy", args.burst)
     write_trace(args.out / "trace.csv", args.jobs, args.seed)
 
 

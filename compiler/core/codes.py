@@ -154,6 +154,15 @@ OVER_CAPACITY = register("KP401", "guarantees exceed capacity",
     "The guarantees placed on the pools a team accepts add up to more GPUs than those pools have "
     "(nodes x gpusPerNode x overcommit). The message says which pool is short and by how much.")
 
+UNREACHABLE_GPUS = register("KP402", "GPUs no team can reach",
+    "A pool's GPUs that no team is guaranteed are used only by borrowing, and Kueue bounds each "
+    "team's borrowing per flavor (its borrowingLimit there). The guarantees on the pool plus the "
+    "borrowing limits of every team that accepts it add up to less than its GPUs: the rest stay idle "
+    "whatever the demand. A team's burst is split over its pools, those holding its guarantee first "
+    "(docs/concepts.md, Ceilings), so a pool holding few guarantees gets little of anyone's burst. "
+    "Place part of some teams' guarantees on the pool, give them a burst larger than their first "
+    "pools can lend (the rest spills to the next pools), or omit burst (no ceiling).")
+
 # --- KP5xx verify -----------------------------------------------------------------------------
 KUEUE_SCHEMA = register("KP501", "Kueue API would refuse the object",
     "The emitted object breaks Kueue's CRD schema (types, enums, limits, unknown fields).")

@@ -26,6 +26,7 @@ from compiler.stages.repository_files import DiskRepository, RepositoryFiles, Re
 from compiler.language.load import PolicySourceFile, discover_files, files_from_mapping, load_sources
 from compiler.stages.resolved_model import ResolvedCluster
 from compiler.stages.plan import Placement, plan
+from compiler.stages.reach import warn_unreachable
 from compiler.stages.report import build_report, render_markdown
 from compiler.stages.resolve import resolve
 from compiler.stages.topology import split_node_exports
@@ -185,6 +186,7 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
     if sink.errors:
         return None
     built: BuildResult = build(resolved, placement)
+    warn_unreachable(resolved, placement, built, sink)
     add_kueue_config(built, resolved, kueue_configs, sink)  # before the files are rendered
     add_priority_policies(built, resolved, placement,
                           default_configuration(resolved.spec.kueueVersion) if resolved.spec.kueueConfig.base is None

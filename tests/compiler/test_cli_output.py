@@ -67,7 +67,8 @@ def test_json_format_carries_errors_and_stdout_stays_one_json_document(tmp_path)
     assert result.returncode == 1
     payload = json.loads(result.stdout)     # one document: verdicts and the diagnostics together
     assert payload["ok"] is False and payload["summary"]["never"] == 1
-    assert [d["code"] for d in payload["diagnostics"]] == ["KP601"]
+    # (the small test cluster also has GPUs no team can reach: KP402 warnings)
+    assert [d["code"] for d in payload["diagnostics"] if d["code"] != "KP402"] == ["KP601"]
     assert payload["workloads"][0]["reason"].count("insufficient quota") == 6   # machine output keeps Kueue's text
 
 
