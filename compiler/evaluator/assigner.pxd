@@ -39,6 +39,8 @@ cdef class Assignment:
 
     cpdef Assignment copy(self)
     cpdef message(self)
+    @cython.locals(entry=PodSetAssignment, usage=dict)
+    cpdef dict preemption_request(self, list podsets)
     @cython.locals(ps=PodSetAssignment)
     cpdef set frs_needing_preemption(self)
 
@@ -58,6 +60,7 @@ cdef class FlavorAssigner:
     cdef public bint read_usage
     cdef public object readings
     cdef public object tas
+    cdef public object pinned
     cdef public bint read_placement
     cdef public dict _problems
     cdef public dict group_of

@@ -219,6 +219,26 @@ class Assignment:
             parts.append(f"couldn't assign flavors to pod set {ps.name}: {ps.message()}")
         return "; ".join(parts)
 
+    def preemption_request(self, podsets: list) -> dict[FlavorResource, int]:
+        """Assignment.TotalRequestsFor: the quota Kueue's preemption makes room for. Kueue reads
+        the assignment's pod sets by the workload's pod-set index, while the assignment lists a
+        pod-set group's members together: where a group's members are not adjacent in the
+        workload, pod set i is counted with the count and flavors of the assignment's i-th entry
+        (v0.19.2 does so). The `pods` a queue may cover are not part of it (only the assigner's
+        copy of the requests has them)."""
+        usage: dict[FlavorResource, int] = {}
+        for index, podset in enumerate(podsets):
+            if index >= len(self.podsets):
+                break
+            entry = self.podsets[index]
+            for res, quantity in podset.total(entry.count).items():
+                chosen = entry.flavors.get(res)
+                if quantity == 0 or chosen is None:
+                    continue
+                fr = flavor_resource(chosen[0], res)
+                usage[fr] = usage.get(fr, 0) + quantity
+        return usage
+
     def frs_needing_preemption(self) -> set[FlavorResource]:
         out = set()
         for ps in self.podsets:
@@ -286,6 +306,20 @@ def flavor_problem(flavor_name: str, flavor: ResourceFlavor | None, podset: PodS
     return None
 
 
+def _nominated(pinned: dict[str, dict[str, str]], members, flavor: str, res: str) -> bool:
+    """shouldSkipBasedOnNominationMapping, negated: one of the pod sets was nominated with this
+    flavor for this resource."""
+    for member in members:
+        if pinned.get(member.name, {}).get(res) == flavor:
+            return True
+    return False
+
+
+def nomination_mapping(assignment: "Assignment") -> dict[str, dict[str, str]]:
+    """readResourceToFlavorMapping: pod set -> resource -> the flavor of this assignment."""
+    return {ps.name: {res: chosen[0] for res, chosen in ps.flavors.items()} for ps in assignment.podsets}
+
+
 def _pod_set_units(podsets: list[PodSet]) -> list[list[int]]:
     """The pod sets' indices grouped as Kueue's assignFlavors groups them: the pod sets of one
     podset-group-name together, every other pod set alone, in the order each first appears."""
@@ -332,6 +366,10 @@ class FlavorAssigner:
         self.tas = None
         self.read_placement = False
         self._problems: dict[tuple[int, str], str | None] = {}
+        # Kueue's NominationMapping: while a nomination is assigned again within its cycle
+        # (updateAssignmentIfNeeded), pod set -> resource -> the flavor it was nominated with;
+        # other flavors are skipped, so the new assignment cannot switch flavors. None otherwise.
+        self.pinned: dict[str, dict[str, str]] | None = None
         self.group_of: dict[str, int] = {}
         # flavor -> resource -> the shared pair tuple (models.flavor_resource), for the pairs
         # an assignment reads: found by two string lookups instead of a tuple built per reading.
@@ -467,6 +505,10 @@ class FlavorAssigner:
             attempted = idx
             fname = group.flavors[idx]
             grouped = isinstance(podset, tuple)  # a pod-set group's members (checkFlavorForPodSets)
+            if self.pinned is not None and not _nominated(self.pinned, podset if grouped else (podset,), fname, res):
+                reasons.append(f"skipping flavor {fname} as it is not found in the nomination mapping for "
+                               f"resource {res}")
+                continue
             cache_key = (tuple(map(id, podset)) if grouped else id(podset), fname)
             problem = self._problems.get(cache_key, _UNSET)
             if problem is _UNSET:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from compiler.evaluator.assigner import A_FIT, A_PREEMPT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner
+from compiler.evaluator.assigner import (
+    A_FIT, A_PREEMPT, NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, FlavorAssigner, nomination_mapping,
+)
 from compiler.evaluator.cluster_cache import MISCONFIGURED, ClusterCache
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
@@ -78,6 +80,19 @@ class Nominator(ClusterCache):
                 place_preempting(assigner, assignment, info.workload.podsets, targets)
         return assignment, targets
 
+    def reassign_within_cycle(self, info: WorkloadInfo, cq_name: str, nominated: Assignment
+                              ) -> tuple[Assignment, list[Target]]:
+        """updateAssignmentIfNeeded's second assignment of a nomination within its cycle: from the
+        first flavor, and on the flavors it was nominated with only (Kueue's NominationMapping
+        keeps it from switching flavors)."""
+        info.last_tried = None
+        assigner = self.assigner(cq_name)
+        assigner.pinned = nomination_mapping(nominated)
+        try:
+            return self.get_assignment(info, cq_name)
+        finally:
+            assigner.pinned = None
+
     def _assign_and_search(self, info: WorkloadInfo, cq_name: str) -> tuple[Assignment, list[Target]]:
         """Kueue's getAssignments before updateAssignmentForTAS: the flavor assignment, the
         preemption targets, the pod-set reducer."""
@@ -88,7 +103,8 @@ class Nominator(ClusterCache):
         if full.mode == A_FIT:
             return full, []
         if full.mode == A_PREEMPT:
-            targets = self._search(assigner, info, cq_name, full.frs_needing_preemption(), full.usage, full)
+            targets = self._search(assigner, info, cq_name, full.frs_needing_preemption(),
+                                   full.preemption_request(podsets), full)
             if targets:
                 return full, targets
         # Kueue's PodSetReducer: the smallest reduction that fits, i.e. the largest counts; a
@@ -106,7 +122,8 @@ class Nominator(ClusterCache):
         if probe.mode == A_FIT:
             return probe, []
         if probe.mode == A_PREEMPT:
-            targets = self._search(assigner, info, cq_name, probe.frs_needing_preemption(), probe.usage, probe)
+            targets = self._search(assigner, info, cq_name, probe.frs_needing_preemption(),
+                                   probe.preemption_request(info.workload.podsets), probe)
             if targets:
                 return probe, targets
         return None

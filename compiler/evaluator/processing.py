@@ -63,9 +63,8 @@ class EntryProcessor(CachedNominator):
         if assignment.placements is not None and self._quota_fits(entry, preempted) \
                 and not self._placement_fits(entry, preempted):
             # Kueue's updateAssignmentIfNeeded (TASRecomputeAssignmentWithinSchedulingCycle): the
-            # nomination placed pods on nodes this cycle took since; assign afresh.
-            info.last_tried = None
-            assignment, entry.targets = self.get_assignment(info, entry.cq)
+            # nomination placed pods on nodes this cycle took since; assign it again.
+            assignment, entry.targets = self.reassign_within_cycle(info, entry.cq, assignment)
             entry.assignment = assignment
             entry.message = assignment.message()
         mode = assignment.mode
