@@ -186,7 +186,7 @@ def _compile_cluster(resolved: ResolvedCluster, sink: DiagnosticSink, jobs: int 
     if sink.errors:
         return None
     built: BuildResult = build(resolved, placement)
-    warn_unreachable(resolved, placement, built, sink)
+    warn_unreachable(resolved, built, sink)
     add_kueue_config(built, resolved, kueue_configs, sink)  # before the files are rendered
     add_priority_policies(built, resolved, placement,
                           default_configuration(resolved.spec.kueueVersion) if resolved.spec.kueueConfig.base is None

@@ -62,3 +62,4 @@ def test_without_cohorts_nobody_borrows(tmp_path: Path) -> None:
     assert sorted(w.message.split(":")[0] for w in found) == ["pool 'first'", "pool 'second'"]
     assert "pool 'first': at most 8 of its 16 GPUs" in found[0].message
     assert "pool 'second': at most 0 of its 16 GPUs" in found[1].message
+    assert "no team that may borrow accepts it" in found[1].message

@@ -241,3 +241,16 @@ def test_a_bad_count_is_one_problem_not_three() -> None:
         "pod set main: minCount should be positive and less or equal to count"]
     state = load_manifests(workload({"count": 0}), ["w.yaml"])
     assert [w.code for w in state.warnings] == ["KP906"]  # a real count of 0 is still said
+
+
+def test_a_bound_pod_with_a_bad_request_is_named_and_the_rest_is_read() -> None:
+    """A pod outside TAS whose requests cannot be read: a KP904 warning names it and says its
+    node usage is not counted; the node keeps its whole capacity and the other pod counts."""
+    def pod(name: str, cpu: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "tools"},
+                "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+
+    state = load_manifests([pod("broken", "lots"), pod("fine", "2")], ["pods.yaml:1", "pods.yaml:2"])
+    [warning] = [w for w in state.warnings if w.code == "KP904"]
+    assert "Pod broken" in warning.message and "not counted" in warning.message and "lots" in warning.message
+    assert state.node_usage == {"n1": {"cpu": 2000, "pods": 1}}
