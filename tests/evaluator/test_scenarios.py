@@ -51,3 +51,5 @@ def test_every_scenario_has_expectations() -> None:
     for path in SCENARIOS:
         scenario = load_scenario(path)
         assert scenario.get("description") and scenario.get("expect"), path.name
+        # Another answer Kueue may give is accepted only with the reason Kueue varies there.
+        assert bool(scenario.get("kueue_also")) == bool(scenario.get("kueue_also_why")), path.name
