@@ -4,7 +4,8 @@ Whole-GPU guarantees are placed on the pools a team accepts. The goals, in order
   1. never past a pool's capacity (nodes x gpusPerNode x overcommit);
   2. a team's guarantee on as few flavors as possible, preferably one: Kueue assigns one flavor
      per pod set, so a 16-GPU guarantee split 8+8 over two flavors cannot admit a 16-GPU job;
-  3. the team's preference order.
+  3. the team's preference order; among identical pools (same model, capacity, node shape and
+     price), the one left least full, so guarantees spread instead of packing the first.
 Greedy placement (most constrained teams first) achieves this in the common case; when greedy
 fails, a max-flow over teams -> pools decides exactly whether *any* placement exists, uses it if
 so, and otherwise names the pools that are short and by how much (from the minimum cut).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from compiler.core import codes
 from compiler.core.errors import DiagnosticSink
@@ -70,7 +72,7 @@ def _greedy(teams: list[ResolvedTeam], free: dict[str, int]) -> dict[str, dict[s
     for team in order:
         need = team.spec.gpus.guaranteed
         pools = [p.name for p in team.gpu_pools]
-        whole = next((p for p in pools if remaining[p] >= need), None)
+        whole = _whole_fit(team.gpu_pools, need, remaining, free)
         if whole is not None:
             remaining[whole] -= need
             result[team.name] = {whole: need}
@@ -89,6 +91,36 @@ def _greedy(teams: list[ResolvedTeam], free: dict[str, int]) -> dict[str, dict[s
             return None
         result[team.name] = taken
     return result
+
+
+def _whole_fit(pools: list[ResolvedPool], need: int, remaining: dict[str, int], free: dict[str, int]) -> str | None:
+    """The pool that takes a team's whole guarantee: the first in the team's order with room, or,
+    among the pools interchangeable with it (same model, capacity, node shape, price), the one
+    left least full in proportion to its size. Packing identical pools in declaration order would
+    fill the first ones with guarantees and leave the last with GPUs no team's burst can reach;
+    spreading them keeps every pool's spare GPUs next to the teams that borrow them."""
+    first = next((p for p in pools if remaining[p.name] >= need), None)
+    if first is None:
+        return None
+    peers = [p for p in pools if p.interchangeable_key == first.interchangeable_key and remaining[p.name] >= need]
+    return min(peers, key=lambda p: (Fraction(free[p.name] - remaining[p.name] + need, free[p.name]),
+                                     pools.index(p))).name
+
+
+def _guarantees_first(cluster: ResolvedCluster, placed: dict[str, dict[str, int]]) -> None:
+    """Among each team's interchangeable pools, those holding its guarantee come first in its
+    flavor order, so Kueue tries the team's jobs there before borrowing on an identical pool."""
+    for team in cluster.teams:
+        held = placed.get(team.name, {})
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for slot, pool in enumerate(team.gpu_pools):
+            groups[pool.interchangeable_key].append(slot)
+        order = list(team.gpu_pools)
+        for slots in groups.values():
+            members = sorted((team.gpu_pools[slot] for slot in slots), key=lambda p: held.get(p.name, 0) == 0)
+            for slot, pool in zip(slots, members):
+                order[slot] = pool
+        team.gpu_pools = order
 
 
 class _FlowNetwork:
@@ -263,5 +295,7 @@ def _demand_text(demand: dict[str, int]) -> str:
 def plan(cluster: ResolvedCluster, sink: DiagnosticSink) -> Placement:
     placement = Placement()
     placement.gpus = _place_gpus(cluster, sink)
+    # The planner settles each team's order among identical pools: resolve could only guess it.
+    _guarantees_first(cluster, placement.gpus)
     _place_mig(cluster, placement, sink)
     return placement

@@ -7,6 +7,7 @@ collected, so one run reports all independent errors.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 
 from compiler.core import codes
@@ -155,7 +156,8 @@ _CAPACITY_RANK = {
 
 
 def _accepted_pools(team: Located, cluster: ResolvedCluster, sink: DiagnosticSink) -> list[ResolvedPool]:
-    """The pools the team accepts, in preference order: capacity class, then model, then declaration."""
+    """The pools the team accepts, in preference order: capacity class, then model, then declaration,
+    identical pools spread over the teams."""
     spec = team.model.spec
     ranks = _CAPACITY_RANK[spec.capacity]
     models = spec.models
@@ -173,7 +175,37 @@ def _accepted_pools(team: Located, cluster: ResolvedCluster, sink: DiagnosticSin
         model_rank = models.index(pool.spec.gpu) if models is not None else 0
         return (ranks[pool.capacity_class], model_rank, pool.index)
 
-    return sorted(accepted, key=preference)
+    return _spread_over_interchangeable(team.model.metadata.name, sorted(accepted, key=preference))
+
+
+def _spread_over_interchangeable(team: str, ordered: list[ResolvedPool]) -> list[ResolvedPool]:
+    """`ordered` with each set of interchangeable pools (same model, capacity, node shape, taints,
+    price: ResolvedPool.interchangeable_key) rotated to start at a pool chosen for this team.
+
+    Declaration order alone would put every team's guarantee, burst and first try on the first
+    of identical pools: the planner packs guarantees into it, each team's burst sits on its
+    guarantee's flavor, and the last identical pool ends up with GPUs no team can reach (KP402).
+    The team's first pool is drawn from a hash of its name, weighted by what each pool can
+    guarantee, so teams spread over identical pools in proportion to their size, the same team
+    always gets the same order, and adding or removing a team moves no other team."""
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for slot, pool in enumerate(ordered):
+        if not pool.is_mig:
+            groups[pool.interchangeable_key].append(slot)
+    result = list(ordered)
+    for slots in groups.values():
+        if len(slots) < 2:
+            continue
+        members = [ordered[slot] for slot in slots]
+        weights = [max(1, pool.guarantee_capacity) for pool in members]
+        draw = int.from_bytes(hashlib.sha256(team.encode()).digest()[:8], "big") % sum(weights)
+        first = 0
+        while draw >= weights[first]:
+            draw -= weights[first]
+            first += 1
+        for slot, pool in zip(slots, members[first:] + members[:first]):
+            result[slot] = pool
+    return result
 
 
 def profile_for_memory(amount: str, mig_pools: list[ResolvedPool], catalogue) -> str | None:

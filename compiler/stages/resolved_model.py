@@ -99,6 +99,16 @@ class ResolvedPool:
         return load_catalogue().model(self.spec.gpu)
 
     @property
+    def interchangeable_key(self) -> tuple:
+        """What a team sees of the pool beyond its size and where its nodes are: pools with equal
+        keys differ only in name, node count and node labels, so no team has a reason to prefer one
+        (resolve.py spreads teams over them instead of packing the first)."""
+        spec = self.spec
+        shape = spec.model_dump(mode="json", exclude={"name", "nodes", "nodeLabels", "flavorSpec", "topology"})
+        levels = spec.topology.level_labels if spec.topology is not None else None
+        return (repr(sorted(shape.items())), spec.flavorSpec is None, levels)
+
+    @property
     def capacity_class(self) -> str:
         """'spot' or 'on-demand' (reserved capacity is paid for either way: it ranks as on-demand)."""
         return "spot" if self.spec.capacity == "spot" else "on-demand"
