@@ -5,7 +5,8 @@ Whole-GPU guarantees are placed on the pools a team accepts. The goals, in order
   2. a team's guarantee on as few flavors as possible, preferably one: Kueue assigns one flavor
      per pod set, so a 16-GPU guarantee split 8+8 over two flavors cannot admit a 16-GPU job;
   3. the team's preference order; among identical pools (same model, capacity, node shape and
-     price), the one left least full, so guarantees spread instead of packing the first.
+     price), the team's own order up to each pool's share, so guarantees spread instead of
+     packing the first, and one team more or less moves few others.
 Greedy placement (most constrained teams first) achieves this in the common case; when greedy
 fails, a max-flow over teams -> pools decides exactly whether *any* placement exists, uses it if
 so, and otherwise names the pools that are short and by how much (from the minimum cut).
@@ -64,15 +65,43 @@ class Placement:
         return dict(total)
 
 
+# How far past its share of the guarantees an identical pool may fill before a team goes to the
+# next pool of its own order: small, so the spread stays even; not zero, so that one team more
+# or less moves few others (a pool at its cap sends on the teams that come after).
+SPREAD_SLACK = Fraction(1, 50)
+
+
+def _spread_caps(teams: list[ResolvedTeam], free: dict[str, int]) -> dict[str, Fraction]:
+    """pool -> the guarantees it takes before a team tries the next identical pool: its share
+    (in proportion to its size) of the guarantees of the teams whose first pool is one of its
+    set of identical pools, plus SPREAD_SLACK. It depends on the teams, not on their order."""
+    peers: dict[tuple, set[str]] = defaultdict(set)
+    for team in teams:
+        for pool in team.gpu_pools:
+            peers[pool.interchangeable_key].add(pool.name)
+    demand: dict[tuple, int] = defaultdict(int)
+    for team in teams:
+        if team.gpu_pools:
+            demand[team.gpu_pools[0].interchangeable_key] += team.spec.gpus.guaranteed
+    caps: dict[str, Fraction] = {}
+    for key, names in peers.items():
+        capacity = sum(free[name] for name in names)
+        share = min(Fraction(1), Fraction(demand[key], capacity)) if capacity else Fraction(0)
+        for name in names:
+            caps[name] = free[name] * share * (1 + SPREAD_SLACK)
+    return caps
+
+
 def _greedy(teams: list[ResolvedTeam], free: dict[str, int]) -> dict[str, dict[str, int]] | None:
     remaining = dict(free)
     result: dict[str, dict[str, int]] = {}
     order = sorted((t for t in teams if t.spec.gpus.guaranteed > 0),
                    key=lambda t: (len(t.gpu_pools), -t.spec.gpus.guaranteed, t.name))
+    caps = _spread_caps(order, free)
     for team in order:
         need = team.spec.gpus.guaranteed
         pools = [p.name for p in team.gpu_pools]
-        whole = _whole_fit(team.gpu_pools, need, remaining, free)
+        whole = _whole_fit(team.gpu_pools, need, remaining, free, caps)
         if whole is not None:
             remaining[whole] -= need
             result[team.name] = {whole: need}
@@ -93,16 +122,21 @@ def _greedy(teams: list[ResolvedTeam], free: dict[str, int]) -> dict[str, dict[s
     return result
 
 
-def _whole_fit(pools: list[ResolvedPool], need: int, remaining: dict[str, int], free: dict[str, int]) -> str | None:
-    """The pool that takes a team's whole guarantee: the first in the team's order with room, or,
-    among the pools interchangeable with it (same model, capacity, node shape, price), the one
-    left least full in proportion to its size. Packing identical pools in declaration order would
-    fill the first ones with guarantees and leave the last with GPUs no team's burst can reach;
-    spreading them keeps every pool's spare GPUs next to the teams that borrow them."""
+def _whole_fit(pools: list[ResolvedPool], need: int, remaining: dict[str, int], free: dict[str, int],
+               caps: dict[str, Fraction]) -> str | None:
+    """The pool that takes a team's whole guarantee: the first in the team's order with room, or
+    rather, among the pools interchangeable with it (same model, capacity, node shape, price),
+    the first in the team's own order (resolve.py) still under its cap (`_spread_caps`), else
+    the least full in proportion to its size. Packing identical pools in declaration order
+    would fill the first ones with guarantees and leave the last with GPUs no team's burst can
+    reach; spreading them keeps every pool's spare GPUs next to the teams that borrow them."""
     first = next((p for p in pools if remaining[p.name] >= need), None)
     if first is None:
         return None
     peers = [p for p in pools if p.interchangeable_key == first.interchangeable_key and remaining[p.name] >= need]
+    under = next((p for p in peers if free[p.name] - remaining[p.name] + need <= caps[p.name]), None)
+    if under is not None:
+        return under.name
     return min(peers, key=lambda p: (Fraction(free[p.name] - remaining[p.name] + need, free[p.name]),
                                      pools.index(p))).name
 

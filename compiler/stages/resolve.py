@@ -8,6 +8,7 @@ collected, so one run reports all independent errors.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import defaultdict
 
 from compiler.core import codes
@@ -180,14 +181,15 @@ def _accepted_pools(team: Located, cluster: ResolvedCluster, sink: DiagnosticSin
 
 def _spread_over_interchangeable(team: str, ordered: list[ResolvedPool]) -> list[ResolvedPool]:
     """`ordered` with each set of interchangeable pools (same model, capacity, node shape, taints,
-    price: ResolvedPool.interchangeable_key) rotated to start at a pool chosen for this team.
+    price: ResolvedPool.interchangeable_key) put in an order of this team's own.
 
     Declaration order alone would put every team's guarantee, burst and first try on the first
     of identical pools: the planner packs guarantees into it, each team's burst sits on its
     guarantee's flavor, and the last identical pool ends up with GPUs no team can reach (KP402).
-    The team's first pool is drawn from a hash of its name, weighted by what each pool can
-    guarantee, so teams spread over identical pools in proportion to their size, the same team
-    always gets the same order, and adding or removing a team moves no other team."""
+    The order is weighted rendezvous hashing of the team's name over the pools (weighted by what
+    each can guarantee): teams spread over identical pools in proportion to their size, the
+    same team always gets the same order, and adding or removing a team or a pool changes no
+    other team's order (the planner's caps then keep the spread even, plan.py)."""
     groups: dict[tuple, list[int]] = defaultdict(list)
     for slot, pool in enumerate(ordered):
         if not pool.is_mig:
@@ -196,16 +198,19 @@ def _spread_over_interchangeable(team: str, ordered: list[ResolvedPool]) -> list
     for slots in groups.values():
         if len(slots) < 2:
             continue
-        members = [ordered[slot] for slot in slots]
-        weights = [max(1, pool.guarantee_capacity) for pool in members]
-        draw = int.from_bytes(hashlib.sha256(team.encode()).digest()[:8], "big") % sum(weights)
-        first = 0
-        while draw >= weights[first]:
-            draw -= weights[first]
-            first += 1
-        for slot, pool in zip(slots, members[first:] + members[:first]):
+        members = sorted((ordered[slot] for slot in slots), key=lambda pool: _rendezvous_score(team, pool))
+        for slot, pool in zip(slots, members):
             result[slot] = pool
     return result
+
+
+def _rendezvous_score(team: str, pool: ResolvedPool) -> tuple[float, int]:
+    """Weighted rendezvous hashing: the pool with the lowest -ln(u) / weight comes first, u a
+    uniform draw from (0, 1] hashed from the team and pool names, so each pool comes first for
+    a share of the teams proportional to its weight."""
+    digest = hashlib.sha256(f"{team}\0{pool.name}".encode()).digest()
+    draw = (int.from_bytes(digest[:8], "big") + 1) / 2**64
+    return (-math.log(draw) / max(1, pool.guarantee_capacity), pool.index)
 
 
 def profile_for_memory(amount: str, mig_pools: list[ResolvedPool], catalogue) -> str | None:

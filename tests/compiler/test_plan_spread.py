@@ -77,3 +77,23 @@ def test_pools_that_differ_keep_the_declared_preference(tmp_path: Path) -> None:
         pools = ["{name: p0, gpu: H100-80GB, nodes: 2, gpusPerNode: 8}", second]
         held = Counter(_guarantee_pool(q)[0] for q in _queues(tmp_path / str(index), pools, TEAMS[:2]).values())
         assert held == {"p0": 2}, second
+
+
+def test_one_team_more_or_less_moves_few_others(tmp_path: Path) -> None:
+    # 40 teams of 8 over four identical pools of 104: each team's own order up to each pool's
+    # share. A new team, or one gone, moves only a few others' guarantees (filling the
+    # least full pool in team-name order instead moved 17 of them). A pool that reaches its cap
+    # one team sooner sends one team on to its next pool: a short chain.
+    pools = [f"{{name: p{i}, gpu: H100-80GB, nodes: 13, gpusPerNode: 8}}" for i in range(4)]
+    teams = [f"team-{i:02d}" for i in range(40)]
+
+    def held(name: str, members: list[str]) -> dict[str, str]:
+        return {t: _guarantee_pool(q)[0] for t, q in _queues(tmp_path / name, pools, members).items()}
+
+    before = held("before", teams)
+    counts = Counter(before.values())
+    assert max(counts.values()) - min(counts.values()) <= 2, counts
+    for name, members in (("added", teams + ["team-05a"]), ("removed", teams[:12] + teams[13:])):
+        after = held(name, members)
+        moved = [t for t in after if t in before and after[t] != before[t]]
+        assert len(moved) <= 4, (name, moved)
