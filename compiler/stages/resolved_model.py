@@ -7,6 +7,7 @@ point at the user's line.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -105,8 +106,11 @@ class ResolvedPool:
         (resolve.py spreads teams over them instead of packing the first)."""
         spec = self.spec
         shape = spec.model_dump(mode="json", exclude={"name", "nodes", "nodeLabels", "flavorSpec", "topology"})
+        # A flavor written verbatim (import) counts with everything but its node labels: its
+        # taints and tolerations tell pools apart as the pool fields do.
+        flavor = {k: v for k, v in (spec.flavorSpec or {}).items() if k != "nodeLabels"}
         levels = spec.topology.level_labels if spec.topology is not None else None
-        return (repr(sorted(shape.items())), spec.flavorSpec is None, levels)
+        return (json.dumps(shape, sort_keys=True), spec.flavorSpec is None, json.dumps(flavor, sort_keys=True), levels)
 
     @property
     def capacity_class(self) -> str:

@@ -97,3 +97,16 @@ def test_one_team_more_or_less_moves_few_others(tmp_path: Path) -> None:
         after = held(name, members)
         moved = [t for t in after if t in before and after[t] != before[t]]
         assert len(moved) <= 4, (name, moved)
+
+
+def test_pools_written_as_flavors_differ_by_their_taints(tmp_path: Path) -> None:
+    # Imported pools carry their ResourceFlavor spec verbatim: its taints tell them apart.
+    tainted = ("flavorSpec: {nodeLabels: {pool: p1}, nodeTaints: [{key: reserved, value: 'yes', "
+               "effect: NoSchedule}]}")
+    pools = ["{name: p0, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, flavorSpec: {nodeLabels: {pool: p0}}}",
+             f"{{name: p1, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, {tainted}}}"]
+    held = Counter(_guarantee_pool(q)[0] for q in _queues(tmp_path / "tainted", pools, TEAMS[:2]).values())
+    assert held == {"p0": 2}
+    same = [pools[0], "{name: p1, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, flavorSpec: {nodeLabels: {pool: p1}}}"]
+    held = Counter(_guarantee_pool(q)[0] for q in _queues(tmp_path / "same", same, TEAMS[:2]).values())
+    assert held == {"p0": 1, "p1": 1}
