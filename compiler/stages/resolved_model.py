@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 from compiler.core.resources import GPU_RESOURCE
 from compiler.mig.catalogue import GpuModel, load_catalogue
@@ -99,7 +100,7 @@ class ResolvedPool:
         """The catalogue's entry for the pool's GPU model (None for a model it does not know)."""
         return load_catalogue().model(self.spec.gpu)
 
-    @property
+    @cached_property  # asked for every team and pool; the spec does not change after resolve
     def interchangeable_key(self) -> tuple:
         """What a team sees of the pool beyond its size and where its nodes are: pools with equal
         keys differ only in name, node count and node labels, so no team has a reason to prefer one
