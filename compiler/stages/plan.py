@@ -25,7 +25,7 @@ from compiler.core import codes
 from compiler.core.errors import DiagnosticSink
 from compiler.mig.placement import check_layout
 from compiler.mig.planner import LayoutCount, PlanResult, plan_mig
-from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedPool, ResolvedTeam, reordered_among_identical
 
 
 @dataclass
@@ -124,8 +124,8 @@ def _greedy(teams: list[ResolvedTeam], free: dict[str, int]) -> dict[str, dict[s
 
 def _whole_fit(pools: list[ResolvedPool], need: int, remaining: dict[str, int], free: dict[str, int],
                caps: dict[str, Fraction]) -> str | None:
-    """The pool that takes a team's whole guarantee: the first in the team's order with room, or
-    rather, among the pools interchangeable with it (same model, capacity, node shape, price),
+    """The pool that takes a team's whole guarantee: among the first pool in the team's order
+    with room and the pools interchangeable with it (same model, capacity, node shape, price),
     the first in the team's own order (resolve.py) still under its cap (`_spread_caps`), else
     the least full in proportion to its size. Packing identical pools in declaration order
     would fill the first ones with guarantees and leave the last with GPUs no team's burst can
@@ -146,15 +146,7 @@ def _guarantees_first(cluster: ResolvedCluster, placed: dict[str, dict[str, int]
     flavor order, so Kueue tries the team's jobs there before borrowing on an identical pool."""
     for team in cluster.teams:
         held = placed.get(team.name, {})
-        groups: dict[tuple, list[int]] = defaultdict(list)
-        for slot, pool in enumerate(team.gpu_pools):
-            groups[pool.interchangeable_key].append(slot)
-        order = list(team.gpu_pools)
-        for slots in groups.values():
-            members = sorted((team.gpu_pools[slot] for slot in slots), key=lambda p: held.get(p.name, 0) == 0)
-            for slot, pool in zip(slots, members):
-                order[slot] = pool
-        team.gpu_pools = order
+        team.gpu_pools = reordered_among_identical(team.gpu_pools, lambda pool: held.get(pool.name, 0) == 0)
 
 
 class _FlowNetwork:

@@ -17,7 +17,7 @@ from compiler.core.errors import DiagnosticSink
 from compiler.mig.catalogue import load_catalogue
 from compiler.core.parent_cycles import cycles
 from compiler.stages.resolved_model import (ResolvedCluster, ResolvedCohort, ResolvedPool, ResolvedTeam, ResolvedTopology,
-                                     ResolvedWorkload)
+                                     ResolvedWorkload, reordered_among_identical)
 from compiler.language.policy import Preemption
 from compiler.core.quantity import parse_quantity
 from compiler.language.load import LoadedDocument
@@ -190,18 +190,7 @@ def _spread_over_interchangeable(team: str, ordered: list[ResolvedPool]) -> list
     each can guarantee): teams spread over identical pools in proportion to their size, the
     same team always gets the same order, and adding or removing a team or a pool changes no
     other team's order (the planner's caps then keep the spread even, plan.py)."""
-    groups: dict[tuple, list[int]] = defaultdict(list)
-    for slot, pool in enumerate(ordered):
-        if not pool.is_mig:
-            groups[pool.interchangeable_key].append(slot)
-    result = list(ordered)
-    for slots in groups.values():
-        if len(slots) < 2:
-            continue
-        members = sorted((ordered[slot] for slot in slots), key=lambda pool: _rendezvous_score(team, pool))
-        for slot, pool in zip(slots, members):
-            result[slot] = pool
-    return result
+    return reordered_among_identical(ordered, lambda pool: _rendezvous_score(team, pool))
 
 
 def _rendezvous_score(team: str, pool: ResolvedPool) -> tuple[float, int]:

@@ -119,6 +119,22 @@ class ResolvedPool:
         return "spot" if self.spec.capacity == "spot" else "on-demand"
 
 
+def reordered_among_identical(pools: list["ResolvedPool"], key) -> list["ResolvedPool"]:
+    """`pools` with each set of identical whole-GPU pools (equal `interchangeable_key`) sorted by
+    `key` among the places they hold (a stable sort: pools that `key` ties keep their order);
+    every other pool stays where it is."""
+    groups: dict[tuple, list[int]] = {}
+    for slot, pool in enumerate(pools):
+        if not pool.is_mig:
+            groups.setdefault(pool.interchangeable_key, []).append(slot)
+    result = list(pools)
+    for slots in groups.values():
+        if len(slots) > 1:
+            for slot, pool in zip(slots, sorted((pools[slot] for slot in slots), key=key)):
+                result[slot] = pool
+    return result
+
+
 @dataclass
 class ResolvedWorkload:
     spec: DeclaredWorkload

@@ -12,39 +12,25 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from compiler.stages.pipeline import PolicySource, compile_policy
-from kp_testing.policies import write_policy
+from kp_testing.policies import pools_cluster, team, write_policy
 
-HEAD = """\
-apiVersion: kueue-policy/v1alpha1
-kind: Cluster
-metadata: {name: lab}
-spec:
-  kubernetesVersion: "1.34"
-  kueueVersion: "0.19"
-  resourcesPerGpu: {cpu: "16", memory: 128Gi}
-  cohorts:
-    - name: all
-  pools:
-"""
-
-
-def _team(name: str, gpus: str = "{guaranteed: 8, burst: 8}") -> str:
-    return (f"apiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {{name: {name}}}\n"
-            f"spec:\n  cluster: lab\n  cohort: all\n  namespaces: [{name}]\n  gpus: {gpus}\n")
+def _team(name: str) -> str:
+    return team(name, f"cohort: all\nnamespaces: [{name}]\ngpus: {{guaranteed: 8, burst: 8}}\n")
 
 
 def _queues(tmp_path: Path, pools: list[str], teams: list[str]) -> dict[str, dict]:
     """team -> its ClusterQueue as emitted."""
-    cluster = HEAD + "".join(f"    - {pool}\n" for pool in pools)
-    root = write_policy(tmp_path, {"cluster.yaml": cluster, **{f"teams/{t}.yaml": _team(t) for t in teams}})
+    files = {"cluster.yaml": pools_cluster(pools), **{f"teams/{name}.yaml": _team(name) for name in teams}}
+    root = write_policy(tmp_path, files)
     result = compile_policy(PolicySource.from_directory(root))
     yaml = YAML(typ="safe")
-    return {team: yaml.load(result.files[f"lab/kueue/clusterqueues/{team}.yaml"]) for team in teams}
+    return {name: yaml.load(result.files[f"lab/kueue/clusterqueues/{name}.yaml"]) for name in teams}
 
 
 def _guarantee_pool(queue: dict) -> list[str]:
     return [flavor["name"] for group in queue["spec"]["resourceGroups"] for flavor in group["flavors"]
-            for resource in flavor["resources"] if resource["name"] == "nvidia.com/gpu" and str(resource["nominalQuota"]) != "0"]
+            for resource in flavor["resources"]
+            if resource["name"] == "nvidia.com/gpu" and str(resource["nominalQuota"]) != "0"]
 
 
 TEAMS = [f"team-{i}" for i in range(8)]
@@ -53,13 +39,13 @@ TEAMS = [f"team-{i}" for i in range(8)]
 def test_identical_pools_share_the_guarantees_and_each_team_tries_its_own_first(tmp_path: Path) -> None:
     pools = [f"{{name: p{i}, gpu: H100-80GB, nodes: 2, gpusPerNode: 8}}" for i in range(4)]
     queues = _queues(tmp_path, pools, TEAMS)
-    held = {team: _guarantee_pool(queue) for team, queue in queues.items()}
-    assert all(len(pools) == 1 for pools in held.values()), held
+    held = {name: _guarantee_pool(queue) for name, queue in queues.items()}
+    assert all(len(on) == 1 for on in held.values()), held
     # 8 teams of 8 over four pools of 16: two teams each (packed, p0 and p1 would hold all).
-    assert Counter(pools[0] for pools in held.values()) == {"p0": 2, "p1": 2, "p2": 2, "p3": 2}
-    for team, queue in queues.items():
+    assert Counter(on[0] for on in held.values()) == {"p0": 2, "p1": 2, "p2": 2, "p3": 2}
+    for name, queue in queues.items():
         flavors = [flavor["name"] for flavor in queue["spec"]["resourceGroups"][0]["flavors"]]
-        assert flavors[0] == held[team][0] and sorted(flavors) == ["p0", "p1", "p2", "p3"], (team, flavors)
+        assert flavors[0] == held[name][0] and sorted(flavors) == ["p0", "p1", "p2", "p3"], (name, flavors)
 
 
 def test_spread_in_proportion_to_pool_size(tmp_path: Path) -> None:

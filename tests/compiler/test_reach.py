@@ -9,28 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler.stages.pipeline import PolicySource, compile_policy
-from kp_testing.policies import write_policy
+from kp_testing.policies import pools_cluster, team, write_policy
 
-CLUSTER = """\
-apiVersion: kueue-policy/v1alpha1
-kind: Cluster
-metadata: {name: lab}
-spec:
-  kubernetesVersion: "1.34"
-  kueueVersion: "0.19"
-  resourcesPerGpu: {cpu: "16", memory: 128Gi}
-  pools:
-    - {name: first, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: on-demand}
-    - {name: second, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: on-demand}
-  cohorts:
-    - name: all
-"""
+POOLS = ["{name: first, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: on-demand}",
+         "{name: second, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: on-demand}"]
+CLUSTER = pools_cluster(POOLS)
 
 
 def _team(name: str, gpus: str, cohort: bool = True) -> str:
-    return (f"apiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {{name: {name}}}\n"
-            f"spec:\n  cluster: lab\n  namespaces: [{name}]\n" + ("  cohort: all\n" if cohort else "")
-            + f"  gpus: {gpus}\n")
+    return team(name, f"namespaces: [{name}]\n" + ("cohort: all\n" if cohort else "") + f"gpus: {gpus}\n")
 
 
 def _warnings(tmp_path: Path, teams: dict[str, str], cluster: str = CLUSTER) -> list:
@@ -58,7 +45,7 @@ def test_no_warning_when_borrowing_reaches_every_gpu(tmp_path: Path) -> None:
 
 
 def test_without_cohorts_nobody_borrows(tmp_path: Path) -> None:
-    alone = CLUSTER.replace("  cohorts:\n    - name: all\n", "")
+    alone = pools_cluster(POOLS, cohorts=())
     found = _warnings(tmp_path, {"solo": _team("solo", "{guaranteed: 8}", cohort=False)}, alone)
     assert sorted(w.message.split(":")[0] for w in found) == ["pool 'first'", "pool 'second'"]
     assert "pool 'first': at most 8 of its 16 GPUs" in found[0].message

@@ -39,6 +39,15 @@ spec:
 """
 
 
+def pools_cluster(pools: list[str], cohorts: tuple[str, ...] = ("all",)) -> str:
+    """The cluster `lab` with these pools (flow-mapping YAML, one a pool) and cohorts, and
+    nothing else: for tests of where guarantees go."""
+    return ("apiVersion: kueue-policy/v1alpha1\nkind: Cluster\nmetadata: {name: lab}\nspec:\n"
+            '  kubernetesVersion: "1.34"\n  kueueVersion: "0.19"\n  resourcesPerGpu: {cpu: "16", memory: 128Gi}\n'
+            "  pools:\n" + "".join(f"    - {pool}\n" for pool in pools)
+            + ("  cohorts:\n" + "".join(f"    - name: {c}\n" for c in cohorts) if cohorts else ""))
+
+
 def write_policy(root: Path, files: dict[str, str]) -> Path:
     """Write {relative path: YAML text} under root/policies and return that folder."""
     folder = root / "policies"
