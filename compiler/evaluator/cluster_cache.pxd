@@ -45,6 +45,7 @@ cdef class ClusterCache:
     cdef public object clock
     cdef public object reused
     cdef public object reused_failures
+    cdef public object bounded
     cdef public dict _selected
     cdef public dict _class_nominations
     cdef public object reused_from_class

@@ -96,6 +96,9 @@ class ClusterCache:
         # Of those, failed nominations reused because every reading they took (quota answers,
         # oracle answers, preemption searches) reads the same again.
         self.reused_failures = 0
+        # Of those, nominations reused within their usage bounds (answer_bounds), their
+        # readings not asked again.
+        self.bounded = 0
         self._selected: dict[tuple[str, str], bool] = {}
         # (queue, equivalence class, scan position) -> the class's last failed or fitting
         # nomination there, and how many nominations were another workload's reused (or own

@@ -78,9 +78,11 @@ class Engine(Scheduler):
         return self._waiting
 
     def submit(self, workload: Workload) -> WorkloadInfo:
-        """A new pending workload, as when a job is created: it enters its queue for the next run."""
-        if self._finished_roots:
-            self._requeue_finished()
+        """A new pending workload, as when a job is created: it enters its queue for the next run.
+        (The requeues of jobs finished before it wait for that run too: whether it enters its
+        queue's heap now, or the inadmissible set its class is in and then the heap with the
+        rest of the set, the run finds the same heap. Done now, they would requeue every queue
+        of the tree, and a moment's rescan could no longer leave the quiet ones as they are.)"""
         info = WorkloadInfo(workload)
         self.infos[workload.key] = info
         self._enqueue(info)

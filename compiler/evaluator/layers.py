@@ -17,6 +17,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
                               "(fair_preemption: _below_all, the second chance skipped)", ()),
     "fair_tournament": ("the fair-sharing tournament kept from pick to pick, each ranking brought up to "
                         "date (fair_tournament.FairTournament) instead of run again", ()),
+    "answer_bounds": ("a head's nomination reused while its queue's own workloads stay put and its ancestors' "
+                      "usage stays within bounds its readings set (answer_bounds)", ("nomination_cache",)),
     "quiet_queues": ("a moment's queues that would repeat their last moment left unwalked "
                      "(quiet_queues.QuietQueues; simulate)", ("nomination_cache",)),
     "circles": ("a run that comes back to a state it was in answered from the circle's period "

@@ -18,6 +18,7 @@ cdef class Nomination:
     cdef public list targets
     cdef public object readings
     cdef public object frs
+    cdef public object bounds
 
 
 cdef class PairsRead:

@@ -9,6 +9,7 @@ from typing import Callable
 from compiler.evaluator.assigner import (
     A_FIT, A_NO_FIT, A_PREEMPT, ORACLE_READING, QUOTA_READING, Assignment, restated, unused_quota_message,
 )
+from compiler.evaluator.answer_bounds import nomination_bounds
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource, flavor_resource
 from compiler.evaluator.nominator import TARGETS_READING, Nominator, _found
@@ -46,7 +47,7 @@ class Nomination:
     """A workload's last nomination in a ClusterQueue, as the cache keeps it: what it answered
     and what that answer depends on besides the workload."""
 
-    __slots__ = ("cq", "scan", "reader", "state", "assignment", "targets", "readings", "frs")
+    __slots__ = ("cq", "scan", "reader", "state", "assignment", "targets", "readings", "frs", "bounds")
 
     def __init__(self, cq: str, scan: tuple | None, reader: Callable[[], object] | None, state: object,
                  assignment: Assignment, targets: list[Target], readings: list[tuple] | None,
@@ -64,6 +65,9 @@ class Nomination:
         # it reads its whole group's pairs or the whole tree).
         self.readings = readings
         self.frs = frs
+        # The usage bounds its answer holds within (answer_bounds.head_bounds): None until
+        # asked, False when its readings have none.
+        self.bounds = None
 
 
 class PairsRead:
@@ -149,6 +153,11 @@ class CachedNominator(Nominator):
             self.reused += 1
             info.nomination = cached
             return cached
+        if own and self.layers.answer_bounds and nomination_bounds(self, cq_name, info, cached) is not None:
+            # the commits since moved nothing its readings read (answer_bounds)
+            self.reused += 1
+            self.bounded += 1
+            return cached
         if cached.readings is None:
             return None
         retraced = self._retrace(info, cq_name, cached.readings,
@@ -162,9 +171,46 @@ class CachedNominator(Nominator):
             self.reused_failures += 1
         info.nomination = Nomination(cq_name, cached.scan, reader, state, assignment, cached.targets, readings,
                                      cached.frs)
+        if readings is cached.readings and cached.bounds is False:
+            info.nomination.bounds = False  # (the same readings: no bounds, as before)
         if not self.fair_sharing and self.layers.class_nominations:
             self._class_nominations[(cq_name, info.scheduling_hash, cached.scan)] = info.nomination
         return info.nomination
+
+    def _still_answered(self, info: WorkloadInfo, cq_name: str) -> Nomination | None:
+        """The nomination nominating `info` afresh in `cq_name` now would give, when it is its
+        last one unchanged (the same assignment and message, its readings retraced to the same
+        path), else None. Asked of a set-aside head before its turn (quiet_queues): the
+        answer it holds is the one its nomination would give now, without the walk. It
+        changes nothing; `_keep_answer` then stores it as `_reuse` would."""
+        cached = info.nomination
+        if cached is None or cached.cq != cq_name or cached.scan is not None:
+            return None
+        reader = cached.reader
+        if reader is None:
+            return cached
+        state = reader()
+        if state == cached.state:
+            return cached
+        if cached.readings is None:
+            return None
+        if self.layers.answer_bounds and nomination_bounds(self, cq_name, info, cached) is not None:
+            self.bounded += 1
+            return cached
+        with self.preemptor.at_commit():
+            retraced = self._retrace(info, cq_name, cached.readings, _changed(cached.frs, cached.state, state))
+        if retraced is None or retraced[1]:
+            return None
+        return Nomination(cq_name, None, reader, state, cached.assignment, cached.targets, retraced[0], cached.frs)
+
+    def _keep_answer(self, info: WorkloadInfo, found: Nomination) -> None:
+        """`found` (from `_still_answered`) becomes `info`'s nomination, and its class's, as a
+        nomination reused after a retrace does (`_reuse`)."""
+        if found is info.nomination:
+            return
+        info.nomination = found
+        if not self.fair_sharing and self.layers.class_nominations:
+            self._class_nominations[(found.cq, info.scheduling_hash, None)] = found
 
     def _retrace(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
                  changed: set[FlavorResource] | None) -> tuple[list[tuple], dict[str, str]] | None:

@@ -14,8 +14,11 @@ cdef class CheckedTrail:
     cdef public list trail
     cdef public object reader
     cdef public object state
+    cdef public list nominations
 
     cpdef bint holds(self, list heads)
+    @cython.locals(info=WorkloadInfo, trail=list, nominations=list, index=Py_ssize_t)
+    cpdef bint holds_again(self, list heads)
 
 
 cdef class QuietQueues(EntryProcessor):
@@ -31,5 +34,7 @@ cdef class QuietQueues(EntryProcessor):
 
 @cython.locals(cached=Nomination)
 cpdef bint _reused_as_is(WorkloadInfo info, cq_name)
+@cython.locals(info=WorkloadInfo, inadmissible=dict)
+cpdef bint _all_set_aside(list heads, PendingQueue queue)
 @cython.locals(info=WorkloadInfo)
 cpdef bint _all_set_aside_as_is(list heads, PendingQueue queue, cq_name)

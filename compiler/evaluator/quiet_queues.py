@@ -8,6 +8,7 @@ from bisect import bisect_left
 from operator import itemgetter
 from typing import Callable
 
+from compiler.evaluator.answer_bounds import trail_bounds
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.nominator import Entry
@@ -35,19 +36,49 @@ def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: PendingQueue, cq_name
 
 
 
+def _all_set_aside(heads: list[WorkloadInfo], queue: PendingQueue) -> bool:
+    """Whether every one of `heads` waits in `queue`'s inadmissible set."""
+    inadmissible = queue.inadmissible
+    for info in heads:
+        if info.key not in inadmissible:
+            return False
+    return True
+
+
 class CheckedTrail:
     """A queue's trail found quiet, and the commit versions of every pair its heads' nominations
-    read then: it stays quiet while it is the queue's trail and those versions hold."""
+    read then (or, with answer bounds, a check of those bounds): it stays quiet while it is the
+    queue's trail and those versions hold."""
 
-    __slots__ = ("trail", "reader", "state")
+    __slots__ = ("trail", "reader", "state", "nominations")
 
     def __init__(self, trail: list[WorkloadInfo], reader: Callable[[], object], state: object) -> None:
         self.trail = trail
         self.reader = reader
         self.state = state
+        # the heads' nominations then: a later trail of the same heads holding the same
+        # nominations reads what this one read (see `holds_again`)
+        self.nominations = [info.nomination for info in trail]
 
     def holds(self, heads: list[WorkloadInfo]) -> bool:
         return self.trail is heads and self.reader() == self.state
+
+    def holds_again(self, heads: list[WorkloadInfo]) -> bool:
+        """Whether `heads`, a new trail (the queue was walked since), is this trail again: the
+        same heads in the same order, each with the same nomination, and what they read holds.
+        It then becomes the trail checked."""
+        trail = self.trail
+        if len(heads) != len(trail):
+            return False
+        nominations = self.nominations
+        for index in range(len(heads)):
+            info = heads[index]
+            if info is not trail[index] or info.nomination is not nominations[index]:
+                return False
+        if self.reader() != self.state:
+            return False
+        self.trail = heads
+        return True
 
 
 class QuietQueues(EntryProcessor):
@@ -82,8 +113,14 @@ class QuietQueues(EntryProcessor):
             last = checked.get(name)
             if last is not None and last.holds(heads):
                 quiet[name] = (queue, heads)
-            elif _all_set_aside_as_is(heads, queue, name):
+            elif last is not None and _all_set_aside(heads, queue) and last.holds_again(heads):
                 quiet[name] = (queue, heads)
+            elif self._all_set_aside_answering(heads, queue, name):
+                quiet[name] = (queue, heads)
+                bounds = trail_bounds(self, name, heads) if self.layers.answer_bounds else None
+                if bounds is not None:
+                    checked[name] = CheckedTrail(heads, bounds.hold, True)
+                    continue
                 reader = self._trail_reader(name, heads)
                 if reader is not None:
                     checked[name] = CheckedTrail(heads, reader, reader())
@@ -94,6 +131,26 @@ class QuietQueues(EntryProcessor):
                 versions[root] = snapshot.tree_versions[root]
         self._quiet_versions = versions
         return quiet
+
+    def _all_set_aside_answering(self, heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
+        """Whether every one of `heads` waits in `queue`'s inadmissible set and its nomination
+        would answer as it stands now: reused as it is, or retraced to the same path and
+        message (`_still_answered`; commits elsewhere in a large cohort tree move the versions
+        of what it read without changing what it reads). The retraced answers are kept, as
+        the walk would keep them."""
+        if _all_set_aside_as_is(heads, queue, cq_name):
+            return True
+        found = []
+        for info in heads:
+            if info.key not in queue.inadmissible:
+                return False
+            answer = self._still_answered(info, cq_name)
+            if answer is None:
+                return False
+            found.append(answer)
+        for info, answer in zip(heads, found):
+            self._keep_answer(info, answer)
+        return True
 
     def _trail_reader(self, name: str, heads: list[WorkloadInfo]) -> Callable[[], object] | None:
         """A reader of the commit versions of every pair the nominations of `heads` read (None
@@ -129,10 +186,9 @@ class QuietQueues(EntryProcessor):
                 if last is not None and last.holds(heads):
                     continue
                 self._quiet_checked.pop(name, None)
-                for info in heads[cycle - 1:]:
-                    if not _reused_as_is(info, name):
-                        self._wake(name, cycle - 1)
-                        break
+                coming = heads[cycle - 1:]
+                if not self._all_set_aside_answering(coming, self._quiet[name][0], name):
+                    self._wake(name, cycle - 1)
         popped = len(order) - bisect_left(order, (cycle,))
         self.decisions += popped
         self.reused += popped

@@ -64,6 +64,7 @@ HOT_MODULES = (
     "compiler.evaluator.queue_manager",
     "compiler.evaluator.cluster_cache",
     "compiler.evaluator.nominator",
+    "compiler.evaluator.answer_bounds",
     "compiler.evaluator.nomination_cache",
     "compiler.evaluator.processing",
     "compiler.evaluator.quiet_queues",

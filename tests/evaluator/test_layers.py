@@ -80,7 +80,7 @@ class _Work:
     """What the layer under test did over a test's runs (summed), against the plain engine."""
 
     def __init__(self) -> None:
-        self.reused = self.from_class = self.quiet = self.woken = 0
+        self.reused = self.from_class = self.quiet = self.woken = self.bounded = 0
         self.searches = self.plain_searches = self.tournaments = self.preemptions = 0
 
     def add(self, engine: Engine, counted: _CountedSearches, plain_counted: _CountedSearches) -> None:
@@ -88,6 +88,7 @@ class _Work:
         self.from_class += engine.reused_from_class
         self.quiet += engine.quiet_heads
         self.woken += engine.woken
+        self.bounded += engine.bounded
         self.searches += counted.searches
         self.plain_searches += plain_counted.searches
 
@@ -105,6 +106,8 @@ class _Work:
             assert self.tournaments > 0
         elif layer == "quiet_queues":
             assert self.quiet > 0 and self.woken > 0
+        elif layer == "answer_bounds":
+            assert self.bounded > 0
 
 
 @pytest.fixture
@@ -215,6 +218,7 @@ SIMULATE_RUNS = {
     "fair_search_shortcuts": ["fair"],
     "fair_tournament": ["fair"],
     "quiet_queues": ["classical"],  # (not used under fair sharing)
+    "answer_bounds": ["classical"],  # (no bounds under fair sharing)
 }
 
 
@@ -236,6 +240,21 @@ def test_layer_alone_simulates_as_the_plain_engine(layer: str, policies, tournam
     work.check(layer)
 
 
+def test_quiet_queues_kept_quiet_by_answer_bounds_simulate_as_the_plain_engine(policies) -> None:
+    """Quiet queues over answer bounds (simulate's default): a queue whose heads' bounds hold
+    stays quiet through commits elsewhere in its tree, and decides what the plain engine does."""
+    work = _Work()
+    for seed in range(4):
+        trace = _trace(seed, 80)
+        layers = EngineLayers.only("quiet_queues", "answer_bounds")
+        engine, counted, decided = _simulated(policies["classical"], trace, layers)
+        plain, plain_counted, plain_decided = _simulated(policies["classical"], trace, EngineLayers.none())
+        assert decided == plain_decided, f"quiet queues and answer bounds, trace seed {seed}"
+        work.add(engine, counted, plain_counted)
+    work.check("quiet_queues")
+    work.check("answer_bounds")
+
+
 def test_every_layer_is_compared() -> None:
     """A new layer gets a comparison here (quiet queues run in simulate's moments only, circle
     detection has a test of its own)."""
@@ -246,7 +265,7 @@ def test_layers_are_named_and_need_what_they_work_over() -> None:
     with pytest.raises(ValueError, match="no engine layer 'nomination'"):
         EngineLayers(nomination=False)
     with pytest.raises(ValueError, match="quiet_queues works over nomination_cache, which is off"):
-        EngineLayers(nomination_cache=False, class_nominations=False)
+        EngineLayers(nomination_cache=False, class_nominations=False, answer_bounds=False)
     assert EngineLayers.only("quiet_queues").on() == ["nomination_cache", "quiet_queues"]
     assert EngineLayers.none().on() == [] and EngineLayers().on() == list(LAYERS)
     assert Engine(load_manifests([]), reuse=False).layers.on() == ["circles"]  # (reuse=False: every cache off)
