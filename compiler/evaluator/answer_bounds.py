@@ -87,6 +87,12 @@ def trail_bounds(engine, cq_name: str, heads: list[WorkloadInfo]) -> UsageBounds
     """Bounds within which every head's last nomination in `cq_name` is the answer a fresh one
     would give (each must hold a current, reusable failure from a fresh scan), or None when one
     of them read something the bounds do not cover."""
+    if len(heads) == 1:  # (most trails: the head's own bounds, as they are)
+        info = heads[0]
+        cached = info.nomination
+        if cached is None or cached.cq != cq_name or cached.scan is not None:
+            return None
+        return nomination_bounds(engine, cq_name, info, cached)
     ranges = _Ranges()
     pairs: set[FlavorResource] = set()
     for info in heads:
@@ -130,20 +136,23 @@ def _bounds_now(engine, cq_name: str, info: WorkloadInfo, cached) -> UsageBounds
     if cached.reader is not None:  # (None: decided by static quotas and the workload's shape alone)
         if cached.readings is None or cached.frs is None:
             return None
+        # The ranges below are worked out around the state now, for the answers it gives now:
+        # unless no commit moved what the nomination read since (its answers are now's), each
+        # answer is first asked again as the nomination asked it.
+        current = cached.reader() == cached.state
         for kind, what, amount, answer in cached.readings:
-            # Each answer is first asked again as the nomination asked it: the ranges below
-            # are worked out around the state now, for the answer it gives now.
             if kind == QUOTA_READING:
                 height, may_reclaim, unused = answer
-                if height_of_lowest_subtree_that_fits(node, what, amount) != (height, may_reclaim) \
-                        or node.available(what) != unused:
+                if not current and (height_of_lowest_subtree_that_fits(node, what, amount) != (height, may_reclaim)
+                                    or node.available(what) != unused):
                     return None
                 if not (_height_ranges(node, what, amount, ranges) and _unused_ranges(node, what, ranges)):
                     return None
                 pairs.add(what)
             elif kind == ORACLE_READING:
                 mode, borrow = answer
-                if mode != NO_CANDIDATES or height_of_lowest_subtree_that_fits(node, what, amount)[0] != borrow:
+                if mode != NO_CANDIDATES or not current and height_of_lowest_subtree_that_fits(
+                        node, what, amount)[0] != borrow:
                     return None
                 if _may_preempt(engine, cq_name, node) and not _decided_by_own_queue(
                         engine, info, cq_name, {what}, {what: amount}):

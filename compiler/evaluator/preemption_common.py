@@ -197,7 +197,12 @@ class Snapshot:
 
     def queue_version_reader(self, cq_name: str, frs) -> Callable[[], object]:
         """As `version_reader`, for the commits of `cq_name`'s own workloads only."""
-        return _reader(self._versions, [_slot(self._queue_slots, self._versions, (cq_name, fr)) for fr in frs])
+        key = (cq_name, tuple(frs), False)  # (False: not a tree's, whose keys hold its root's id)
+        reader = self._readers.get(key)
+        if reader is None:
+            reader = self._readers[key] = _reader(
+                self._versions, [_slot(self._queue_slots, self._versions, (cq_name, fr)) for fr in key[1]])
+        return reader
 
     def _count(self, info: WorkloadInfo, delta: int) -> None:
         node = self.nodes[info.cluster_queue]

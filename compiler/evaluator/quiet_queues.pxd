@@ -3,6 +3,7 @@
 # cycle, are C calls with their locals typed.
 cimport cython
 
+from compiler.evaluator.answer_bounds cimport UsageBounds
 from compiler.evaluator.info cimport WorkloadInfo
 from compiler.evaluator.nomination_cache cimport Nomination
 from compiler.evaluator.nominator cimport Entry
@@ -15,8 +16,10 @@ cdef class CheckedTrail:
     cdef public object reader
     cdef public object state
     cdef public list nominations
+    cdef public UsageBounds bounds
 
     cpdef bint holds(self, list heads)
+    cpdef bint _reads_the_same(self)
     @cython.locals(info=WorkloadInfo, trail=list, nominations=list, index=Py_ssize_t)
     cpdef bint holds_again(self, list heads)
 

@@ -8,7 +8,7 @@ from bisect import bisect_left
 from operator import itemgetter
 from typing import Callable
 
-from compiler.evaluator.answer_bounds import trail_bounds
+from compiler.evaluator.answer_bounds import UsageBounds, trail_bounds
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.nominator import Entry
@@ -50,18 +50,25 @@ class CheckedTrail:
     read then (or, with answer bounds, a check of those bounds): it stays quiet while it is the
     queue's trail and those versions hold."""
 
-    __slots__ = ("trail", "reader", "state", "nominations")
+    __slots__ = ("trail", "reader", "state", "nominations", "bounds")
 
-    def __init__(self, trail: list[WorkloadInfo], reader: Callable[[], object], state: object) -> None:
+    def __init__(self, trail: list[WorkloadInfo], reader: Callable[[], object] | None, state: object,
+                 bounds: UsageBounds | None = None) -> None:
         self.trail = trail
         self.reader = reader
         self.state = state
+        self.bounds = bounds  # (instead of a reader: the heads' answer bounds)
         # the heads' nominations then: a later trail of the same heads holding the same
         # nominations reads what this one read (see `holds_again`)
         self.nominations = [info.nomination for info in trail]
 
     def holds(self, heads: list[WorkloadInfo]) -> bool:
-        return self.trail is heads and self.reader() == self.state
+        return self.trail is heads and self._reads_the_same()
+
+    def _reads_the_same(self) -> bool:
+        if self.bounds is not None:
+            return self.bounds.hold()
+        return self.reader() == self.state
 
     def holds_again(self, heads: list[WorkloadInfo]) -> bool:
         """Whether `heads`, a new trail (the queue was walked since), is this trail again: the
@@ -75,7 +82,7 @@ class CheckedTrail:
             info = heads[index]
             if info is not trail[index] or info.nomination is not nominations[index]:
                 return False
-        if self.reader() != self.state:
+        if not self._reads_the_same():
             return False
         self.trail = heads
         return True
@@ -119,7 +126,7 @@ class QuietQueues(EntryProcessor):
                 quiet[name] = (queue, heads)
                 bounds = trail_bounds(self, name, heads) if self.layers.answer_bounds else None
                 if bounds is not None:
-                    checked[name] = CheckedTrail(heads, bounds.hold, True)
+                    checked[name] = CheckedTrail(heads, None, None, bounds)
                     continue
                 reader = self._trail_reader(name, heads)
                 if reader is not None:
