@@ -93,12 +93,9 @@ class ClusterCache:
         # committed state of the pairs it can read (the preemptor's snapshot versions them), so
         # a head whose pairs saw no admission or eviction since its last nomination reuses it.
         self.reused = 0
-        # Of those, failed nominations reused because every reading they took (quota answers,
-        # oracle answers, preemption searches) reads the same again.
-        self.reused_failures = 0
-        # Of those, nominations reused within their usage bounds (answer_bounds), their
-        # readings not asked again.
-        self.bounded = 0
+        # Of those, failed nominations reused as every reading they took reads the same again,
+        # and nominations reused within their usage bounds (answer_bounds).
+        self.reused_failures = self.bounded = 0
         self._selected: dict[tuple[str, str], bool] = {}
         # (queue, equivalence class, scan position) -> the class's last failed or fitting
         # nomination there, and how many nominations were another workload's reused (or own
