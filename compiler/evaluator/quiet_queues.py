@@ -141,10 +141,10 @@ class QuietQueues(EntryProcessor):
 
     def _all_set_aside_answering(self, heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
         """Whether every one of `heads` waits in `queue`'s inadmissible set and its nomination
-        would answer as it stands now: reused as it is, or retraced to the same path and
-        message (`_still_answered`; commits elsewhere in a large cohort tree move the versions
-        of what it read without changing what it reads). The retraced answers are kept, as
-        the walk would keep them."""
+        would answer as it stands now: reused as it is, within its answer bounds, or retraced
+        to the same path and message (`_still_answered`; commits elsewhere in a large cohort
+        tree move the versions of what it read without changing what it reads). The retraced
+        answers are kept, as the walk would keep them."""
         if _all_set_aside_as_is(heads, queue, cq_name):
             return True
         found = []
