@@ -87,14 +87,7 @@ def trail_bounds(engine, cq_name: str, heads: list[WorkloadInfo]) -> UsageBounds
     """Bounds within which every head's last nomination in `cq_name` is the answer a fresh one
     would give (each must hold a current, reusable failure from a fresh scan), or None when one
     of them read something the bounds do not cover."""
-    if len(heads) == 1:  # (most trails: the head's own bounds, as they are)
-        info = heads[0]
-        cached = info.nomination
-        if cached is None or cached.cq != cq_name or cached.scan is not None:
-            return None
-        return nomination_bounds(engine, cq_name, info, cached)
-    ranges = _Ranges()
-    pairs: set[FlavorResource] = set()
+    found = []
     for info in heads:
         cached = info.nomination
         if cached is None or cached.cq != cq_name or cached.scan is not None:
@@ -102,6 +95,12 @@ def trail_bounds(engine, cq_name: str, heads: list[WorkloadInfo]) -> UsageBounds
         bounds = nomination_bounds(engine, cq_name, info, cached)
         if bounds is None:
             return None
+        found.append(bounds)
+    if len(found) == 1:  # (most trails: the head's own bounds, as they are)
+        return found[0]
+    ranges = _Ranges()
+    pairs: set[FlavorResource] = set()
+    for bounds in found:
         pairs.update(bounds.pairs)
         for usage, fr, low, high in bounds.ranges:
             ranges.add(usage, fr, low, high)
@@ -154,7 +153,7 @@ def _bounds_now(engine, cq_name: str, info: WorkloadInfo, cached) -> UsageBounds
                 if mode != NO_CANDIDATES or not current and height_of_lowest_subtree_that_fits(
                         node, what, amount)[0] != borrow:
                     return None
-                if _may_preempt(engine, cq_name, node) and not _decided_by_own_queue(
+                if engine.oracle_may_preempt(cq_name) and not _decided_by_own_queue(
                         engine, info, cq_name, {what}, {what: amount}):
                     return None
                 if not _height_ranges(node, what, amount, ranges):
@@ -168,13 +167,6 @@ def _bounds_now(engine, cq_name: str, info: WorkloadInfo, cached) -> UsageBounds
     own = engine.preemptor.snapshot.queue_version_reader(cq_name, sorted(pairs))
     bounds = UsageBounds(own, own(), ranges.listed(), frozenset(pairs))
     return bounds if bounds.hold() else None
-
-
-def _may_preempt(engine, cq_name: str, node: QuotaNode) -> bool:
-    """Whether the oracle searches at all (Nominator._oracle_for): without a policy that can
-    evict, it answers no candidates from the quota alone."""
-    policy = engine.state.cluster_queues[cq_name].preemption
-    return policy.within_cluster_queue != "Never" or (node.parent is not None and policy.reclaim_within_cohort != "Never")
 
 
 def _decided_by_own_queue(engine, info: WorkloadInfo, cq_name: str, frs, usage) -> bool:
@@ -256,8 +248,8 @@ def _unused_ranges(node: QuotaNode, fr: FlavorResource, ranges: _Ranges) -> bool
             ranges.within(ancestor, fr, -_NO_LIMIT, constant - own_cap)
         return True
     # an ancestor's term is the least: it must stay exactly as it is, the others at least as much
-    term, binding, binding_constant = least_ancestor
-    for value, ancestor, constant in values:
+    term, binding, _ = least_ancestor
+    for _, ancestor, constant in values:
         if ancestor is binding:
             used_there = binding.usage.get(fr, 0)
             ranges.within(binding, fr, used_there, used_there)

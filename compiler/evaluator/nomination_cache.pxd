@@ -32,6 +32,7 @@ cdef class CachedNominator(Nominator):
     @cython.locals(assigner=FlavorAssigner, cached=Nomination, shared=Nomination, found=Nomination)
     cpdef _nominate_cached(self, WorkloadInfo info, cq_name)
     cpdef Nomination _reuse(self, WorkloadInfo info, Nomination cached, bint own)
+    cpdef Nomination _answer_from(self, WorkloadInfo info, Nomination cached, bint own)
 
 cpdef tuple _reading_pairs(kind, what, amount)
 cpdef bint _reading_touches(frs, kind, what, amount)

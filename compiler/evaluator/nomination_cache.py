@@ -65,7 +65,7 @@ class Nomination:
         # it reads its whole group's pairs or the whole tree).
         self.readings = readings
         self.frs = frs
-        # The usage bounds its answer holds within (answer_bounds.head_bounds): None until
+        # The usage bounds its answer holds within (answer_bounds.nomination_bounds): None until
         # asked, False when its readings have none.
         self.bounds = None
 
@@ -139,24 +139,32 @@ class CachedNominator(Nominator):
     def _reuse(self, info: WorkloadInfo, cached: Nomination, own: bool) -> Nomination | None:
         """The nomination nominating `info` now gives, from `cached` (of `info` itself when
         `own`, else of a workload of its equivalence class, same queue and scan position), or
-        None; it becomes `info`'s. The class shares the assigner's path (same pod sets, same
-        priority): quota answers, and preemption answers unless the queue's policy compares
-        creation times, when every answer is asked again for `info`."""
+        None; it becomes `info`'s (`_answer_from`, then `_keep_answer`)."""
+        found = self._answer_from(info, cached, own)
+        if found is None:
+            return None
+        self.reused += 1
+        if found is not cached and found.assignment.mode != A_FIT:
+            self.reused_failures += 1
+        self._keep_answer(info, found)
+        return found
+
+    def _answer_from(self, info: WorkloadInfo, cached: Nomination, own: bool) -> Nomination | None:
+        """What nominating `info` now answers, worked out from `cached` without a nomination:
+        `cached` itself when nothing it read moved (or moved within its answer bounds), a new
+        Nomination when its readings retrace to the same path (its message restated where an
+        unused amount changed), else None. It changes nothing. The class shares the assigner's
+        path (same pod sets, same priority): quota answers, and preemption answers unless the
+        queue's policy compares creation times, when every answer is asked again for `info`."""
         cq_name, reader = cached.cq, cached.reader
         if reader is None:  # decided by static quotas and the workload's shape alone
-            self.reused += 1
-            info.nomination = cached
             return cached
         state = reader()
         as_is = own or not self.preemptor.compares_creation(cq_name)
         if state == cached.state and as_is:
-            self.reused += 1
-            info.nomination = cached
             return cached
         if own and self.layers.answer_bounds and nomination_bounds(self, cq_name, info, cached) is not None:
-            # the commits since moved nothing its readings read (answer_bounds)
-            self.reused += 1
-            self.bounded += 1
+            self.bounded += 1  # the commits since moved nothing its readings read
             return cached
         if cached.readings is None:
             return None
@@ -166,51 +174,32 @@ class CachedNominator(Nominator):
             return None
         readings, messages = retraced
         assignment = restated(cached.assignment, messages) if messages else cached.assignment
-        self.reused += 1
-        if assignment.mode != A_FIT:
-            self.reused_failures += 1
-        info.nomination = Nomination(cq_name, cached.scan, reader, state, assignment, cached.targets, readings,
-                                     cached.frs)
+        found = Nomination(cq_name, cached.scan, reader, state, assignment, cached.targets, readings, cached.frs)
         if readings is cached.readings and cached.bounds is False:
-            info.nomination.bounds = False  # (the same readings: no bounds, as before)
-        if not self.fair_sharing and self.layers.class_nominations:
-            self._class_nominations[(cq_name, info.scheduling_hash, cached.scan)] = info.nomination
-        return info.nomination
+            found.bounds = False  # (the same readings: no bounds, as before)
+        return found
 
     def _still_answered(self, info: WorkloadInfo, cq_name: str) -> Nomination | None:
-        """The nomination nominating `info` afresh in `cq_name` now would give, when it is its
-        last one unchanged (the same assignment and message, its readings retraced to the same
-        path), else None. Asked of a set-aside head before its turn (quiet_queues): the
-        answer it holds is the one its nomination would give now, without the walk. It
-        changes nothing; `_keep_answer` then stores it as `_reuse` would."""
+        """The nomination nominating `info` afresh in `cq_name` now would give, when it answers
+        as its last one did, to the message (`_answer_from`), else None. Asked of a set-aside
+        head before its turn (quiet_queues), it changes nothing; `_keep_answer` then stores it."""
         cached = info.nomination
         if cached is None or cached.cq != cq_name or cached.scan is not None:
             return None
-        reader = cached.reader
-        if reader is None:
-            return cached
-        state = reader()
-        if state == cached.state:
-            return cached
-        if cached.readings is None:
-            return None
-        if self.layers.answer_bounds and nomination_bounds(self, cq_name, info, cached) is not None:
-            self.bounded += 1
-            return cached
         with self.preemptor.at_commit():
-            retraced = self._retrace(info, cq_name, cached.readings, _changed(cached.frs, cached.state, state))
-        if retraced is None or retraced[1]:
+            found = self._answer_from(info, cached, True)
+        if found is None or found.assignment is not cached.assignment:
             return None
-        return Nomination(cq_name, None, reader, state, cached.assignment, cached.targets, retraced[0], cached.frs)
+        return found
 
     def _keep_answer(self, info: WorkloadInfo, found: Nomination) -> None:
-        """`found` (from `_still_answered`) becomes `info`'s nomination, and its class's, as a
-        nomination reused after a retrace does (`_reuse`)."""
+        """`found` (from `_answer_from`) becomes `info`'s nomination, and, when it is new, its
+        class's."""
         if found is info.nomination:
             return
         info.nomination = found
         if not self.fair_sharing and self.layers.class_nominations:
-            self._class_nominations[(found.cq, info.scheduling_hash, None)] = found
+            self._class_nominations[(found.cq, info.scheduling_hash, found.scan)] = found
 
     def _retrace(self, info: WorkloadInfo, cq_name: str, readings: list[tuple],
                  changed: set[FlavorResource] | None) -> tuple[list[tuple], dict[str, str]] | None:

@@ -52,11 +52,16 @@ class Entry:
 class Nominator(ClusterCache):
     """The plain nomination: every head's assignment worked out afresh."""
 
+    def oracle_may_preempt(self, cq_name: str) -> bool:
+        """Whether the oracle of `cq_name` searches for candidates at all: without a policy that
+        can evict, it answers no candidates from the quota alone."""
+        policy = self.state.cluster_queues[cq_name].preemption
+        return policy.within_cluster_queue != "Never" or (
+            self.nodes[cq_name].parent is not None and policy.reclaim_within_cohort != "Never")
+
     def _oracle_for(self, info: WorkloadInfo, cq_name: str):
         node = self.nodes[cq_name]
-        policy = self.state.cluster_queues[cq_name].preemption
-        may_preempt = policy.within_cluster_queue != "Never" or (
-            node.parent is not None and policy.reclaim_within_cohort != "Never")
+        may_preempt = self.oracle_may_preempt(cq_name)
 
         def oracle(fr: FlavorResource, quantity: int) -> tuple[int, int]:
             if not may_preempt:  # no candidate can exist: skip the search

@@ -35,9 +35,5 @@ cdef class QuietQueues(EntryProcessor):
     cpdef _wake(self, name, cycles)
     cpdef _end_quiet(self)
 
-@cython.locals(cached=Nomination)
-cpdef bint _reused_as_is(WorkloadInfo info, cq_name)
 @cython.locals(info=WorkloadInfo, inadmissible=dict)
 cpdef bint _all_set_aside(list heads, PendingQueue queue)
-@cython.locals(info=WorkloadInfo)
-cpdef bint _all_set_aside_as_is(list heads, PendingQueue queue, cq_name)

@@ -18,24 +18,6 @@ from compiler.evaluator.queue_manager import PendingQueue
 _head_count = itemgetter(0)  # of a quiet queue's (number of heads, name)
 
 
-def _reused_as_is(info: WorkloadInfo, cq_name: str) -> bool:
-    """Whether a fresh-scan nomination of `info` in `cq_name` would be its last one, reused
-    without a reading checked: the committed versions of what it read have not moved."""
-    cached = info.nomination
-    return (cached is not None and cached.cq == cq_name and cached.scan is None
-            and (cached.reader is None or cached.reader() == cached.state))
-
-
-def _all_set_aside_as_is(heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
-    """Whether every one of `heads` waits in `queue`'s inadmissible set with its last
-    nomination in `cq_name` reusable as it stands (`_reused_as_is`)."""
-    for info in heads:
-        if not (_reused_as_is(info, cq_name) and info.key in queue.inadmissible):
-            return False
-    return True
-
-
-
 def _all_set_aside(heads: list[WorkloadInfo], queue: PendingQueue) -> bool:
     """Whether every one of `heads` waits in `queue`'s inadmissible set."""
     inadmissible = queue.inadmissible
@@ -145,8 +127,6 @@ class QuietQueues(EntryProcessor):
         to the same path and message (`_still_answered`; commits elsewhere in a large cohort
         tree move the versions of what it read without changing what it reads). The retraced
         answers are kept, as the walk would keep them."""
-        if _all_set_aside_as_is(heads, queue, cq_name):
-            return True
         found = []
         for info in heads:
             if info.key not in queue.inadmissible:
