@@ -30,7 +30,7 @@ from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.preemption_common import PreemptionRequest
 from compiler.evaluator.tree import QuotaNode, height_of_lowest_subtree_that_fits
 
-_NO_LIMIT = 1 << 62
+NO_LIMIT = 1 << 62
 
 
 class UsageBounds:
@@ -199,9 +199,9 @@ def _height_ranges(node: QuotaNode, fr: FlavorResource, amount: int, ranges: _Ra
             return False
         limit = ancestor.subtree.get(fr, 0) - remaining  # fits while usage <= limit
         if ancestor.usage.get(fr, 0) <= limit:
-            ranges.within(ancestor, fr, -_NO_LIMIT, limit)
+            ranges.within(ancestor, fr, -NO_LIMIT, limit)
             return True
-        ranges.within(ancestor, fr, limit + 1, _NO_LIMIT)
+        ranges.within(ancestor, fr, limit + 1, NO_LIMIT)
         ancestor = ancestor.parent
     return True
 
@@ -227,7 +227,7 @@ def _unused_ranges(node: QuotaNode, fr: FlavorResource, ranges: _Ranges) -> bool
     used = node.usage.get(fr, 0)
     local = node.local.get(fr, 0) if node.local else 0
     quota = node.quotas.get(fr)
-    own_cap = _NO_LIMIT
+    own_cap = NO_LIMIT
     if quota is not None and quota.borrowing_limit is not None:
         own_cap = node.subtree.get(fr, 0) - local - (used - local if used > local else 0) + quota.borrowing_limit
     unlent = local - used if local > used else 0
@@ -240,12 +240,12 @@ def _unused_ranges(node: QuotaNode, fr: FlavorResource, ranges: _Ranges) -> bool
             return True  # the queue's own cap keeps it at 0
         # one ancestor whose term keeps it at 0: its usage may only grow
         _, ancestor, constant = least_ancestor
-        ranges.within(ancestor, fr, constant + unlent, _NO_LIMIT)
+        ranges.within(ancestor, fr, constant + unlent, NO_LIMIT)
         return True
     if own_cap <= least_ancestor[0]:
         # the queue's own cap is the least: every ancestor must still give at least that much
         for _, ancestor, constant in values:
-            ranges.within(ancestor, fr, -_NO_LIMIT, constant - own_cap)
+            ranges.within(ancestor, fr, -NO_LIMIT, constant - own_cap)
         return True
     # an ancestor's term is the least: it must stay exactly as it is, the others at least as much
     term, binding, _ = least_ancestor
@@ -254,5 +254,5 @@ def _unused_ranges(node: QuotaNode, fr: FlavorResource, ranges: _Ranges) -> bool
             used_there = binding.usage.get(fr, 0)
             ranges.within(binding, fr, used_there, used_there)
         else:
-            ranges.within(ancestor, fr, -_NO_LIMIT, constant - term)
+            ranges.within(ancestor, fr, -NO_LIMIT, constant - term)
     return True

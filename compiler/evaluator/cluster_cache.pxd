@@ -29,6 +29,9 @@ cdef class ClusterCache:
     cdef public object _moment_cycle
     cdef public dict _quiet_versions
     cdef public dict _quiet_checked
+    cdef public object _watch
+    cdef public set _polled
+    cdef public set _asleep
     cdef public object quiet_heads
     cdef public object woken
     cdef public object cycle

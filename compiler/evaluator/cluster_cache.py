@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 from compiler.evaluator.assigner import FlavorAssigner
+from compiler.evaluator.bounds_watch import BoundsWatch
 from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.tas import PodSetPlacement, TasState
 from compiler.evaluator.info import WorkloadInfo
@@ -57,20 +58,7 @@ class ClusterCache:
         # yet requeued (see `finish`).
         self._finished_roots: set[int] = set()
         self._tree_queues: dict[int, list[PendingQueue]] | None = None
-        # A moment's quiet queues (see `_quiet_queues`): name -> (queue, the heads it pops in
-        # cycles 1, 2, ...), the cycles of the moment so far, and the commit versions of their
-        # trees when last checked.
-        self._quiet: dict[str, tuple[PendingQueue, list[WorkloadInfo]]] = {}
-        # The quiet queues as (number of heads, name), sorted by number: those with a head in
-        # cycle c of the moment are a tail of the list, found by bisection, not a walk of all.
-        self._quiet_order: list[tuple[int, str]] = []
-        self._moment_cycle = 0
-        self._quiet_versions: dict[int, int] = {}
-        # name -> its trail when found quiet, and what its heads read (quiet_queues.CheckedTrail)
-        self._quiet_checked: dict[str, object] = {}
-        # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
-        # would have), and quiet queues woken and walked after all.
-        self.quiet_heads = self.woken = 0
+        self._init_quiet_queues()
         self.cycle = self.scheduling_cycle = 0  # the latter Kueue's (see `_scan_outdated`)
         self.decisions = 0
         self._reserve_seq = 0
@@ -112,6 +100,30 @@ class ClusterCache:
         self.tas = TasState(state)  # Topology Aware Scheduling: the nodes, the pods placed on them
         self.preemptor.snapshot.tas = self.tas if self.tas.active else None  # (searches placing pods)
         self._load_workloads()
+
+    def _init_quiet_queues(self) -> None:
+        """The fields of the quiet queues' layer (quiet_queues.py)."""
+        # The quiet queues (see `_quiet_queues`; kept from moment to moment): name -> (queue,
+        # the heads it pops in cycles 1, 2, ...), the cycles of the moment so far.
+        self._quiet: dict[str, tuple[PendingQueue, list[WorkloadInfo]]] = {}
+        # The quiet queues as (number of heads, name), sorted: those with a head in cycle c of
+        # the moment are a tail of the list, found by bisection, not a walk of all.
+        self._quiet_order: list[tuple[int, str]] = []
+        self._moment_cycle = 0
+        # name -> its trail when found quiet, and what its heads read (quiet_queues.CheckedTrail)
+        self._quiet_checked: dict[str, object] = {}
+        # The quiet queues whose trails are watched by their answer bounds (bounds_watch), and
+        # those asked again instead whenever their tree commits (no bounds, or crossed this
+        # moment), with the commit versions of those trees when last asked.
+        self._watch = BoundsWatch(self.nodes)
+        self._polled: set[str] = set()
+        self._quiet_versions: dict[int, int] = {}
+        # The quiet queues' heads with a flavor-scan position the rescans they slept through
+        # did not reset (reset when they wake).
+        self._asleep: set[WorkloadInfo] = set()
+        # Heads of quiet queues not walked (counted in `decisions` and `reused` as the walk
+        # would have), and quiet queues woken and walked after all.
+        self.quiet_heads = self.woken = 0
 
     def _build_tree(self) -> None:
         state = self.state

@@ -8,7 +8,6 @@ from typing import Callable
 from compiler.evaluator.circles import CircleFinder
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.models import Workload
-from compiler.evaluator.quiet_queues import _head_count
 from compiler.evaluator.scheduler import Scheduler
 from compiler.evaluator.statuses import WorkloadStatus
 
@@ -145,15 +144,14 @@ class Engine(Scheduler):
         `quiet` (run_moment): the quiet queues are left as they are until something wakes them."""
         self._finished_roots.clear()  # every queue is requeued here
         self._settle_admission_order()
-        self._quiet = self._quiet_queues() if quiet else {}
-        # (ordered by the number of heads alone: the queues with a head in cycle c are the tail
-        # from the first with c heads whatever the order among equals, and each queue is woken
-        # on its own, so that order decides nothing; comparing names cost more than the rest)
-        self._quiet_order = sorted([(len(heads), name) for name, (_, heads) in self._quiet.items()],
-                                   key=_head_count)
+        if quiet:
+            self._quiet_queues()
+        elif self._quiet:
+            self._unquiet_all()
         self._moment_cycle = 0
+        quiet_now = self._quiet
         for name in self._aside:
-            if name in self._quiet:
+            if name in quiet_now:
                 continue
             queue = self.queues[name]
             if queue.inadmissible or queue.bulk_moved:
@@ -161,20 +159,15 @@ class Engine(Scheduler):
             queue.sticky = None
             queue.trail = []
         for name in self._waiting:
-            if name not in self._quiet:
+            if name not in quiet_now:
                 self.queues[name].trail = []
         self._aside.clear()
-        self._aside.update(self._quiet)
-        if not self._scanned:
-            return
-        asleep = {info for _, heads in self._quiet.values() for info in heads}
+        # (the quiet queues' heads keep theirs, in `_asleep`, until they wake)
         for info in self._scanned:
-            if info in asleep:
-                continue
             if not info.holds_quota and self.infos.get(info.key) is info:
                 info.last_tried = None
                 info.sticky = False
-        self._scanned.intersection_update(asleep)
+        self._scanned.clear()
 
 
 def _latest_first(info: WorkloadInfo) -> int:

@@ -31,6 +31,18 @@ def _reading_touches(frs: set[FlavorResource], kind: str, what, amount) -> bool:
     return what in frs
 
 
+def _scan_key(last_tried: dict[tuple[int, str], int] | None) -> tuple | None:
+    """The scan position a nomination starts from, as the cache keys it: a resource whose last
+    scan went through every flavor (-1) starts again from the first, as one never scanned does,
+    so the two are one position (None: every resource starts from the first flavor). A head
+    set aside after a full scan is nominated again, after a requeue in the same moment, from
+    the same position as after a rescan."""
+    if not last_tried:
+        return None
+    started = [item for item in last_tried.items() if item[1] != -1]
+    return tuple(sorted(started)) if started else None
+
+
 def _changed(frs: list[FlavorResource] | None, before, now) -> set[FlavorResource] | None:
     """Which of `frs` have a commit version in `now` other than in `before` (the answers of a
     version reader over them; one pair's is a plain number). None when the versions are not
@@ -90,7 +102,7 @@ class CachedNominator(Nominator):
         layers = self.layers
         if not layers.nomination_cache:
             return self.get_assignment(info, cq_name)
-        scan = tuple(sorted(info.last_tried.items())) if info.last_tried else None
+        scan = _scan_key(info.last_tried)
         cached = info.nomination
         if cached is not None and cached.cq == cq_name and cached.scan == scan:
             found = self._reuse(info, cached, True)

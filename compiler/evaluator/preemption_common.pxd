@@ -23,6 +23,7 @@ cdef class Snapshot:
     cdef public dict _readers
     cdef public object tree_versions
     cdef public dict _roots
+    cdef public object moved
     cdef public object tas
     cdef public object placing
 

@@ -123,6 +123,9 @@ class Snapshot:
         # (a defaultdict: a reader from `version_reader` may ask for a tree never committed to)
         self.tree_versions: dict[int, int] = defaultdict(int)
         self._roots: dict[str, int] = {}  # CQ name -> id of its root (the tree is fixed)
+        # The commits since `take_moved` was last asked, once a reader of them (the quiet
+        # queues' bounds_watch) started it: a ClusterQueue's name, then the pairs it moved.
+        self.moved: list | None = None
         # Topology Aware Scheduling (tas.TasState, None without TAS flavors), and the TAS
         # requests of the search under way (None: a quota-only search). While a search places
         # pods, a simulated eviction takes the candidate's pods off the nodes too (Kueue's
@@ -164,6 +167,15 @@ class Snapshot:
         for fr in info.usage:
             versions[_slot(self._tree_slots, versions, (tree, fr))] += 1
             versions[_slot(self._queue_slots, versions, (info.cluster_queue, fr))] += 1
+        if self.moved is not None:
+            self.moved.append(info.cluster_queue)
+            self.moved.append(tuple(info.usage))
+
+    def take_moved(self) -> list:
+        """The commits logged since the last call (see `moved`), and the log started anew."""
+        moved = self.moved
+        self.moved = []
+        return moved if moved is not None else []
 
     def root_of(self, cq_name: str) -> int:
         """The id of the root of `cq_name`'s cohort tree."""

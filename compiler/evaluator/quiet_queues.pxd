@@ -17,6 +17,8 @@ cdef class CheckedTrail:
     cdef public object state
     cdef public list nominations
     cdef public UsageBounds bounds
+    cdef public bint watched
+    cdef public Py_ssize_t entries
 
     cpdef bint holds(self, list heads)
     cpdef bint _reads_the_same(self)
@@ -26,12 +28,20 @@ cdef class CheckedTrail:
 
 cdef class QuietQueues(EntryProcessor):
     @cython.locals(queue=PendingQueue, quiet=dict, checked=dict, versions=dict, last=CheckedTrail)
-    cpdef dict _quiet_queues(self)
+    cpdef _quiet_queues(self)
+    @cython.locals(queue=PendingQueue, last=CheckedTrail)
+    cpdef bint _still_quiet(self, name)
+    @cython.locals(info=WorkloadInfo, scanned=set, asleep=set)
+    cpdef _make_quiet(self, name, PendingQueue queue, list heads, last)
+    cpdef _leave_quiet(self, name)
     @cython.locals(info=WorkloadInfo, frs=set, cached=Nomination)
     cpdef _trail_reader(self, name, list heads)
-    @cython.locals(last=CheckedTrail)
     cpdef Py_ssize_t _quiet_cycle(self)   # (a count of list entries: what len() gives)
-    @cython.locals(queue=PendingQueue, info=WorkloadInfo, entry=Entry)
+    @cython.locals(queue=PendingQueue, last=CheckedTrail, versions=dict)
+    cpdef _check_polled(self, Py_ssize_t cycle)
+    @cython.locals(queue=PendingQueue)
+    cpdef _check_crossed(self, list crossed, Py_ssize_t cycle)
+    @cython.locals(queue=PendingQueue, info=WorkloadInfo, entry=Entry, asleep=set)
     cpdef _wake(self, name, cycles)
     cpdef _end_quiet(self)
 

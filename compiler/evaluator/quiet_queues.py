@@ -4,8 +4,7 @@ commit may matter, something enters it, or the moment ends."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from operator import itemgetter
+from bisect import bisect_left, insort
 from typing import Callable
 
 from compiler.evaluator.answer_bounds import UsageBounds, trail_bounds
@@ -14,8 +13,6 @@ from compiler.evaluator.models import FlavorResource
 from compiler.evaluator.nominator import Entry
 from compiler.evaluator.processing import EntryProcessor
 from compiler.evaluator.queue_manager import PendingQueue
-
-_head_count = itemgetter(0)  # of a quiet queue's (number of heads, name)
 
 
 def _all_set_aside(heads: list[WorkloadInfo], queue: PendingQueue) -> bool:
@@ -32,7 +29,7 @@ class CheckedTrail:
     read then (or, with answer bounds, a check of those bounds): it stays quiet while it is the
     queue's trail and those versions hold."""
 
-    __slots__ = ("trail", "reader", "state", "nominations", "bounds")
+    __slots__ = ("trail", "reader", "state", "nominations", "bounds", "watched", "entries")
 
     def __init__(self, trail: list[WorkloadInfo], reader: Callable[[], object] | None, state: object,
                  bounds: UsageBounds | None = None) -> None:
@@ -43,6 +40,9 @@ class CheckedTrail:
         # the heads' nominations then: a later trail of the same heads holding the same
         # nominations reads what this one read (see `holds_again`)
         self.nominations = [info.nomination for info in trail]
+        # (bounds_watch's: whether it watches this trail, and its heap entries)
+        self.watched = False
+        self.entries = 0
 
     def holds(self, heads: list[WorkloadInfo]) -> bool:
         return self.trail is heads and self._reads_the_same()
@@ -71,55 +71,141 @@ class CheckedTrail:
 
 
 class QuietQueues(EntryProcessor):
-    """The quiet queues of a moment: which they are, their heads counted cycle by cycle, their
-    waking."""
+    """The quiet queues: which they are, their heads counted cycle by cycle, their waking. A
+    queue stays quiet from moment to moment until something may change what it would do: it
+    is asked again only then (`_recheck`), not at every moment."""
 
-    def _quiet_queues(self) -> dict[str, tuple[PendingQueue, list[WorkloadInfo]]]:
-        """The queues whose moment would repeat their last one: last moment every head they
-        popped was a failure set aside with its class (no reservation held), nothing entered or
-        left the queue since, and every such head's nomination is reused as it stands (same
-        queue, a fresh flavor scan, the committed versions of what it read unchanged). After a
-        rescan such a queue pops the same heads in the same order, cycle after cycle, each
-        getting the same answer, as long as no commit moves what they read: walking it again
-        changes nothing. Its heads stay set aside, and the queue is woken (walked up to the
-        current cycle) when a commit may matter, something enters it, or the moment ends before
-        its last head's turn."""
-        quiet: dict[str, tuple[PendingQueue, list[WorkloadInfo]]] = {}
+    def _quiet_queues(self) -> None:
+        """The queues whose moment would repeat their last one (`self._quiet`, kept from the
+        last moment): last moment every head they popped was a failure set aside with its class
+        (no reservation held), nothing entered or left the queue since, and every such head's
+        nomination answers as it stands (reused as it is, within its answer bounds, or
+        retraced to the same answer). After a rescan such a queue pops the same heads in the
+        same order, cycle after cycle, each getting the same answer, as long as no commit
+        moves what they read: walking it again changes nothing. Its heads stay set aside, and
+        the queue is woken (walked up to the current cycle) when a commit may matter, something
+        enters it, or the moment ends before its last head's turn.
+
+        A queue quiet last moment is asked again only when a commit crossed its trail's answer
+        bounds (bounds_watch), something entered it, or its trail has no bounds (`_polled`);
+        the queues walked last moment (`_aside`) are asked whether they became quiet."""
         if self.tas.wanted:
             # A head placed on nodes reads what an admission in another queue (on the same
             # nodes, outside its cohort) moves, which the commit versions do not see.
-            return quiet
+            self._unquiet_all()
+            return
         snapshot = self.preemptor.snapshot
+        recheck = set(self._watch.crossed(snapshot.take_moved()))
+        recheck.update(self._polled)
+        quiet = self._quiet
+        for names in (self._waiting, self._aside):  # (something entered, or was set aside)
+            for name in names:
+                if name in quiet:
+                    recheck.add(name)
+        left = set()
+        for name in sorted(recheck):
+            if name in quiet and not self._still_quiet(name):
+                self._unquiet(name)
+                left.add(name)
         checked = self._quiet_checked
         for name in self._aside:
             queue = self.queues[name]
             heads = queue.trail
-            if not heads or queue.heap or queue.sticky is not None or name in self.inactive:
+            if name in left or name in quiet or not heads or queue.heap or queue.sticky is not None \
+                    or name in self.inactive:
                 continue
             # A trail found quiet stays so while it is the queue's trail (nothing entered or
             # left the queue, none of its heads was nominated) and no pair its heads read
-            # saw a commit: one reading of those pairs' versions instead of one per head.
+            # saw a commit.
             last = checked.get(name)
-            if last is not None and last.holds(heads):
-                quiet[name] = (queue, heads)
-            elif last is not None and _all_set_aside(heads, queue) and last.holds_again(heads):
-                quiet[name] = (queue, heads)
+            if last is not None and (last.holds(heads) or _all_set_aside(heads, queue) and last.holds_again(heads)):
+                self._make_quiet(name, queue, heads, last)
             elif self._all_set_aside_answering(heads, queue, name):
-                quiet[name] = (queue, heads)
-                bounds = trail_bounds(self, name, heads) if self.layers.answer_bounds else None
-                if bounds is not None:
-                    checked[name] = CheckedTrail(heads, None, None, bounds)
-                    continue
-                reader = self._trail_reader(name, heads)
-                if reader is not None:
-                    checked[name] = CheckedTrail(heads, reader, reader())
+                self._make_quiet(name, queue, heads, self._checked_trail(name, heads))
         versions: dict[int, int] = {}
-        for name in quiet:
+        for name in self._polled:
             root = snapshot.root_of(name)
             if root not in versions:
                 versions[root] = snapshot.tree_versions[root]
         self._quiet_versions = versions
-        return quiet
+
+    def _still_quiet(self, name: str) -> bool:
+        """Whether quiet queue `name` is quiet for this moment too (see `_quiet_queues`)."""
+        queue, heads = self._quiet[name]
+        if queue.heap or queue.sticky is not None or queue.trail is not heads:
+            return False
+        last = self._quiet_checked.get(name)
+        if last is None or not last.holds(heads):
+            if not self._all_set_aside_answering(heads, queue, name):
+                return False
+            last = self._checked_trail(name, heads)
+        self._polled.discard(name)
+        self._watch_or_poll(name, last)
+        return True
+
+    def _checked_trail(self, name: str, heads: list[WorkloadInfo]) -> CheckedTrail | None:
+        """The CheckedTrail of `heads`, just found answering as they stand (kept in
+        `_quiet_checked`), or None when what they read cannot be checked in one reading."""
+        old = self._quiet_checked.pop(name, None)
+        if old is not None:
+            self._watch.forget(name, old)
+        bounds = trail_bounds(self, name, heads) if self.layers.answer_bounds else None
+        if bounds is not None:
+            trail = CheckedTrail(heads, None, None, bounds)
+        else:
+            reader = self._trail_reader(name, heads)
+            if reader is None:
+                return None
+            trail = CheckedTrail(heads, reader, reader())
+        self._quiet_checked[name] = trail
+        return trail
+
+    def _watch_or_poll(self, name: str, last: CheckedTrail | None) -> None:
+        """Quiet queue `name`, whose trail `last` holds now, is watched by its bounds, or
+        else asked again at every moment and whenever its tree commits (`_polled`)."""
+        if last is not None and last.bounds is not None:
+            self._watch.watch(name, last)
+        else:
+            self._polled.add(name)
+
+    def _make_quiet(self, name: str, queue: PendingQueue, heads: list[WorkloadInfo],
+                    last: CheckedTrail | None) -> None:
+        """Queue `name`, whose trail `heads` holds now, becomes quiet."""
+        self._quiet[name] = (queue, heads)
+        insort(self._quiet_order, (len(heads), name))
+        self._watch_or_poll(name, last)
+        scanned, asleep = self._scanned, self._asleep
+        for info in heads:
+            if info in scanned:  # (its scan position is reset when it wakes, not now)
+                scanned.discard(info)
+                asleep.add(info)
+
+    def _unquiet(self, name: str) -> None:
+        """Quiet queue `name` is no longer quiet, before a moment: this moment's rescan
+        resets it as it does the queues walked last moment."""
+        queue, heads = self._leave_quiet(name)
+        for info in heads:
+            if info in self._asleep:
+                self._asleep.discard(info)
+                self._scanned.add(info)
+        self._aside.add(name)
+
+    def _unquiet_all(self) -> None:
+        """No queue is quiet (a rescan that walks every queue, or TAS): none is watched, and
+        the commits are no longer logged for it."""
+        for name in sorted(self._quiet):
+            self._unquiet(name)
+        self.preemptor.snapshot.moved = None
+
+    def _leave_quiet(self, name: str) -> tuple[PendingQueue, list[WorkloadInfo]]:
+        queue, heads = self._quiet.pop(name)
+        order = self._quiet_order
+        del order[bisect_left(order, (len(heads), name))]
+        self._polled.discard(name)
+        last = self._quiet_checked.get(name)
+        if last is not None:
+            self._watch.forget(name, last)
+        return queue, heads
 
     def _all_set_aside_answering(self, heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
         """Whether every one of `heads` waits in `queue`'s inadmissible set and its nomination
@@ -159,39 +245,73 @@ class QuietQueues(EntryProcessor):
         self._moment_cycle += 1
         cycle = self._moment_cycle
         snapshot = self.preemptor.snapshot
+        if self._polled:
+            self._check_polled(cycle)
+        if snapshot.moved:
+            crossed = self._watch.crossed(snapshot.take_moved())
+            if crossed:
+                self._check_crossed(crossed, cycle)
         order = self._quiet_order
-        for root, version in self._quiet_versions.items():
-            now = snapshot.tree_versions[root]
-            if now == version:
-                continue
-            self._quiet_versions[root] = now
-            for _, name in order[bisect_left(order, (cycle,)):]:  # (a copy: waking edits the list)
-                if snapshot.root_of(name) != root:
-                    continue
-                heads = self._quiet[name][1]
-                last = self._quiet_checked.get(name)
-                if last is not None and last.holds(heads):
-                    continue
-                self._quiet_checked.pop(name, None)
-                coming = heads[cycle - 1:]
-                if not self._all_set_aside_answering(coming, self._quiet[name][0], name):
-                    self._wake(name, cycle - 1)
         popped = len(order) - bisect_left(order, (cycle,))
         self.decisions += popped
         self.reused += popped
         self.quiet_heads += popped
         return popped
 
+    def _check_polled(self, cycle: int) -> None:
+        """The polled quiet queues of the trees that committed since the last cycle: a queue
+        whose coming heads would not answer as they stand is woken."""
+        snapshot = self.preemptor.snapshot
+        versions = self._quiet_versions
+        moved = set()
+        for root, version in versions.items():
+            now = snapshot.tree_versions[root]
+            if now != version:
+                versions[root] = now
+                moved.add(root)
+        if not moved:
+            return
+        for name in sorted(self._polled):
+            queue, heads = self._quiet[name]
+            if len(heads) < cycle or snapshot.root_of(name) not in moved:
+                continue
+            last = self._quiet_checked.get(name)
+            if last is not None and last.holds(heads):
+                continue
+            self._quiet_checked.pop(name, None)
+            if not self._all_set_aside_answering(heads[cycle - 1:], queue, name):
+                self._wake(name, cycle - 1)
+
+    def _check_crossed(self, crossed: list[str], cycle: int) -> None:
+        """The quiet queues whose trail's bounds a commit since the last cycle crossed: polled
+        from now on (asked again as a whole at the next moment); one whose coming heads would
+        not answer as they stand is woken. (Called after `_check_polled`: their trees'
+        versions are read now.)"""
+        snapshot = self.preemptor.snapshot
+        for name in sorted(crossed):
+            found = self._quiet.get(name)
+            if found is None:
+                continue
+            queue, heads = found
+            self._polled.add(name)
+            root = snapshot.root_of(name)
+            self._quiet_versions[root] = snapshot.tree_versions[root]
+            if len(heads) < cycle:
+                continue  # (its heads' turns in this moment are over)
+            self._quiet_checked.pop(name, None)
+            if not self._all_set_aside_answering(heads[cycle - 1:], queue, name):
+                self._wake(name, cycle - 1)
+
     def _wake(self, name: str, cycles: int) -> None:
         """Walk quiet queue `name` as the cycles 1..`cycles` of this moment did: the rescan it
         skipped, then its head of each of those cycles popped and set aside with the answer its
         nomination holds."""
-        queue, heads = self._quiet.pop(name)
-        self._quiet_order.remove((len(heads), name))
+        queue, heads = self._leave_quiet(name)
         self.woken += 1
+        asleep = self._asleep
         for info in heads:
-            if info in self._scanned:
-                self._scanned.discard(info)
+            if info in asleep:
+                asleep.discard(info)
                 if not info.holds_quota and self.infos.get(info.key) is info:
                     info.last_tried = None
                     info.sticky = False
@@ -211,10 +331,9 @@ class QuietQueues(EntryProcessor):
 
     def _end_quiet(self) -> None:
         """The moment is over: a quiet queue whose last head's turn never came is walked as far
-        as the moment went; the others are left as the walk would have left them."""
+        as the moment went; the others are left as the walk would have left them, and stay
+        quiet into the next moment unless something wakes them (see `_quiet_queues`)."""
         order = self._quiet_order
         for _, name in order[bisect_left(order, (self._moment_cycle + 1,)):]:
             self._wake(name, self._moment_cycle)
-        self._quiet = {}
-        self._quiet_order = []
         self._quiet_versions = {}
