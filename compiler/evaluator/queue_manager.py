@@ -124,8 +124,12 @@ class PendingQueue:
     def requeue_inadmissible(self, keep: set[str] | None = None) -> None:
         """Every workload set aside goes back to the heap: appended, then heapified once (the
         heap's order is that of the workloads' keys, all distinct, however it is arranged).
-        The workloads whose keys are in `keep` stay set aside (see `Engine._outside_selector`)."""
-        self.trail = None
+        The workloads whose keys are in `keep` stay set aside (see `Engine._outside_selector`).
+
+        The heap then holds every pending workload of the queue, as after a rescan: the trail
+        starts again, empty (a queue requeued by a quota release in the middle of a moment
+        may be found quiet at the next one, Engine._quiet_queues). Not when some stay set
+        aside: a rescan would put them back too."""
         self.bulk_moved.clear()
         members, heap = self.members, self.heap
         pushed = False
@@ -144,6 +148,7 @@ class PendingQueue:
         self.inadmissible.clear()
         if kept:
             self.inadmissible.update(kept)
+        self.trail = [] if not kept else None
         if pushed:
             heapq.heapify(heap)
             self.waiting.add(self.name)

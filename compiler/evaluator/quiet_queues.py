@@ -195,16 +195,18 @@ class QuietQueues(EntryProcessor):
         the commits are no longer logged for it."""
         for name in sorted(self._quiet):
             self._unquiet(name)
+        for name, last in self._quiet_checked.items():
+            self._watch.forget(name, last)
         self.preemptor.snapshot.moved = None
 
     def _leave_quiet(self, name: str) -> tuple[PendingQueue, list[WorkloadInfo]]:
+        """Queue `name` is no longer quiet. (Its trail stays watched while its bounds hold: a
+        queue woken by a quota release is often quiet again at the next moment with the same
+        heads and nominations, `CheckedTrail.holds_again`, and watched as it was.)"""
         queue, heads = self._quiet.pop(name)
         order = self._quiet_order
         del order[bisect_left(order, (len(heads), name))]
         self._polled.discard(name)
-        last = self._quiet_checked.get(name)
-        if last is not None:
-            self._watch.forget(name, last)
         return queue, heads
 
     def _all_set_aside_answering(self, heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
