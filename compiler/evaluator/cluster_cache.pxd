@@ -29,6 +29,7 @@ cdef class ClusterCache:
     cdef public object _moment_cycle
     cdef public dict _quiet_versions
     cdef public dict _quiet_checked
+    cdef public dict _quiet_requeues
     cdef public object _watch
     cdef public set _polled
     cdef public set _asleep

@@ -106,10 +106,14 @@ class ClusterCache:
         # The quiet queues (see `_quiet_queues`; kept from moment to moment): name -> (queue,
         # the heads it pops in cycles 1, 2, ...), the cycles of the moment so far.
         self._quiet: dict[str, tuple[PendingQueue, list[WorkloadInfo]]] = {}
-        # The quiet queues as (number of heads, name), sorted: those with a head in cycle c of
-        # the moment are a tail of the list, found by bisection, not a walk of all.
+        # The quiet queues as (the cycle of the moment they pop their last head in, name),
+        # sorted: those with a head in cycle c are a tail of the list, found by bisection, not
+        # a walk of all.
         self._quiet_order: list[tuple[int, str]] = []
         self._moment_cycle = 0
+        # name -> the cycles of this moment after which a quota release requeued the quiet
+        # queue: it pops its heads again from the first (quiet_queues._requeue_quiet)
+        self._quiet_requeues: dict[str, list[int]] = {}
         # name -> its trail when found quiet, and what its heads read (quiet_queues.CheckedTrail)
         self._quiet_checked: dict[str, object] = {}
         # The quiet queues whose trails are watched by their answer bounds (bounds_watch), and

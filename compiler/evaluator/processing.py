@@ -268,6 +268,8 @@ class EntryProcessor(CachedNominator):
             target_cq, code, _ = self._resolve_queue(victim.workload)
             if not code and target_cq in self.queues:
                 victim.cluster_queue = target_cq
+                if target_cq in self._quiet:  # (something enters it: walked up to now)
+                    self._wake(target_cq, self._moment_cycle)
                 self.queues[target_cq].add(victim)
 
     def _requeue(self, entry: Entry) -> bool:

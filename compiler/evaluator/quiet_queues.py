@@ -201,13 +201,37 @@ class QuietQueues(EntryProcessor):
 
     def _leave_quiet(self, name: str) -> tuple[PendingQueue, list[WorkloadInfo]]:
         """Queue `name` is no longer quiet. (Its trail stays watched while its bounds hold: a
-        queue woken by a quota release is often quiet again at the next moment with the same
-        heads and nominations, `CheckedTrail.holds_again`, and watched as it was.)"""
+        queue woken is often quiet again at the next moment with the same heads and
+        nominations, `CheckedTrail.holds_again`, and watched as it was.)"""
         queue, heads = self._quiet.pop(name)
         order = self._quiet_order
-        del order[bisect_left(order, (len(heads), name))]
+        del order[bisect_left(order, (self._last_turn(name, heads), name))]
+        self._quiet_requeues.pop(name, None)
         self._polled.discard(name)
         return queue, heads
+
+    def _start(self, name: str) -> int:
+        """The cycle of this moment after which quiet queue `name` pops its first head: 0, or
+        the last quota release that requeued it (see `_requeue_quiet`)."""
+        requeues = self._quiet_requeues.get(name)
+        return requeues[-1] if requeues else 0
+
+    def _last_turn(self, name: str, heads: list[WorkloadInfo]) -> int:
+        """The cycle of this moment in which quiet queue `name` pops its last head."""
+        return self._start(name) + len(heads)
+
+    def _requeue_quiet(self, name: str) -> None:
+        """A quota release requeues quiet queue `name` after cycle k of the moment (Kueue's
+        requeue of every inadmissible workload of the tree): every head it popped goes back to
+        its heap, and it pops them again, in the same order, from cycle k + 1. Those pops get
+        the answers they got (what they read is checked cycle by cycle, as for any quiet
+        queue): the queue stays quiet, now from cycle k. Nothing is moved now; `_wake` replays
+        the requeue if the queue is walked after all."""
+        heads = self._quiet[name][1]
+        order = self._quiet_order
+        del order[bisect_left(order, (self._last_turn(name, heads), name))]
+        self._quiet_requeues.setdefault(name, []).append(self._moment_cycle)
+        insort(order, (self._moment_cycle + len(heads), name))
 
     def _all_set_aside_answering(self, heads: list[WorkloadInfo], queue: PendingQueue, cq_name: str) -> bool:
         """Whether every one of `heads` waits in `queue`'s inadmissible set and its nomination
@@ -275,13 +299,14 @@ class QuietQueues(EntryProcessor):
             return
         for name in sorted(self._polled):
             queue, heads = self._quiet[name]
-            if len(heads) < cycle or snapshot.root_of(name) not in moved:
+            start = self._start(name)
+            if start + len(heads) < cycle or snapshot.root_of(name) not in moved:
                 continue
             last = self._quiet_checked.get(name)
             if last is not None and last.holds(heads):
                 continue
             self._quiet_checked.pop(name, None)
-            if not self._all_set_aside_answering(heads[cycle - 1:], queue, name):
+            if not self._all_set_aside_answering(heads[cycle - 1 - start:], queue, name):
                 self._wake(name, cycle - 1)
 
     def _check_crossed(self, crossed: list[str], cycle: int) -> None:
@@ -298,16 +323,19 @@ class QuietQueues(EntryProcessor):
             self._polled.add(name)
             root = snapshot.root_of(name)
             self._quiet_versions[root] = snapshot.tree_versions[root]
-            if len(heads) < cycle:
+            start = self._start(name)
+            if start + len(heads) < cycle:
                 continue  # (its heads' turns in this moment are over)
             self._quiet_checked.pop(name, None)
-            if not self._all_set_aside_answering(heads[cycle - 1:], queue, name):
+            if not self._all_set_aside_answering(heads[cycle - 1 - start:], queue, name):
                 self._wake(name, cycle - 1)
 
     def _wake(self, name: str, cycles: int) -> None:
         """Walk quiet queue `name` as the cycles 1..`cycles` of this moment did: the rescan it
         skipped, then its head of each of those cycles popped and set aside with the answer its
-        nomination holds."""
+        nomination holds, and the requeues of quota releases in between (`_requeue_quiet`),
+        each followed by its heads popped again from the first."""
+        requeues = self._quiet_requeues.get(name) or []
         queue, heads = self._leave_quiet(name)
         self.woken += 1
         asleep = self._asleep
@@ -321,7 +349,17 @@ class QuietQueues(EntryProcessor):
             queue.requeue_inadmissible()
         queue.sticky = None
         queue.trail = []
-        for expected in heads[:cycles]:
+        start = 0
+        for stop in requeues:
+            self._walk_quiet(name, queue, heads[:stop - start])
+            queue.requeue_inadmissible()  # (the quota release's, after cycle `stop`)
+            start = stop
+        self._walk_quiet(name, queue, heads[:cycles - start])
+
+    def _walk_quiet(self, name: str, queue: PendingQueue, heads: list[WorkloadInfo]) -> None:
+        """`heads` popped from `queue` one cycle after another and set aside, each with the
+        answer its nomination holds."""
+        for expected in heads:
             info = queue.pop()
             if info is not expected:
                 raise RuntimeError(f"quiet queue {name}: popped {info and info.key}, not {expected.key}")
@@ -334,8 +372,14 @@ class QuietQueues(EntryProcessor):
     def _end_quiet(self) -> None:
         """The moment is over: a quiet queue whose last head's turn never came is walked as far
         as the moment went; the others are left as the walk would have left them, and stay
-        quiet into the next moment unless something wakes them (see `_quiet_queues`)."""
+        quiet into the next moment unless something wakes them (see `_quiet_queues`), where
+        they pop their heads from the first cycle."""
         order = self._quiet_order
         for _, name in order[bisect_left(order, (self._moment_cycle + 1,)):]:
             self._wake(name, self._moment_cycle)
+        for name in sorted(self._quiet_requeues):
+            heads = self._quiet[name][1]
+            del order[bisect_left(order, (self._last_turn(name, heads), name))]
+            insort(order, (len(heads), name))
+        self._quiet_requeues = {}
         self._quiet_versions = {}

@@ -127,17 +127,23 @@ class Scheduler(QuietQueues):
     def _requeue_tree(self, root: int) -> None:
         """Kueue's requeue on a quota release: the inadmissible workloads of every queue in the
         cohort tree with this root (by id) go back to their heaps. The queues of each tree are
-        listed once (the tree does not change during a run). A quiet queue of the tree is woken
-        first (an evicted workload returns to a queue of its tree, after this)."""
+        listed once (the tree does not change during a run). A quiet queue of the tree stays
+        quiet, its heads popped again from the next cycle (`_requeue_quiet`), unless the requeue
+        would leave some of its workloads set aside: it is then woken first."""
         if self._tree_queues is None:
             self._tree_queues = {}
             for name, queue in self.queues.items():
                 self._tree_queues.setdefault(id(self.nodes[name].root()), []).append(queue)
         for queue in self._tree_queues.get(root, ()):
+            if not (queue.inadmissible or queue.bulk_moved):
+                continue
+            outside = self._outside_selector(queue)
             if queue.name in self._quiet:
+                if not outside:
+                    self._requeue_quiet(queue.name)
+                    continue
                 self._wake(queue.name, self._moment_cycle)
-            if queue.inadmissible or queue.bulk_moved:
-                queue.requeue_inadmissible(self._outside_selector(queue))
+            queue.requeue_inadmissible(outside)
 
     def _outside_selector(self, queue: PendingQueue) -> set[str] | None:
         """The workloads set aside in `queue` whose namespace its ClusterQueue's selector does
