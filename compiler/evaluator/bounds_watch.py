@@ -23,7 +23,7 @@ _COMPACT_SLACK = 4096  # dead heap entries tolerated beyond as many as the live 
 
 
 class BoundsWatch:
-    """The watched trails (quiet_queues.CheckedTrail with bounds) of the quiet queues, at most
+    """The watched trails (quiet_set.CheckedTrail with bounds) of the quiet queues, at most
     one per queue, by the usage their bounds read."""
 
     def __init__(self, nodes: dict[str, QuotaNode]) -> None:

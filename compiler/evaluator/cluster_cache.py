@@ -114,7 +114,7 @@ class ClusterCache:
         # name -> the cycles of this moment after which a quota release requeued the quiet
         # queue: it pops its heads again from the first (quiet_queues._requeue_quiet)
         self._quiet_requeues: dict[str, list[int]] = {}
-        # name -> its trail when found quiet, and what its heads read (quiet_queues.CheckedTrail)
+        # name -> its trail when found quiet, and what its heads read (quiet_set.CheckedTrail)
         self._quiet_checked: dict[str, object] = {}
         # The quiet queues whose trails are watched by their answer bounds (bounds_watch), and
         # those asked again instead whenever their tree commits (no bounds, or crossed this

@@ -67,6 +67,8 @@ HOT_MODULES = (
     "compiler.evaluator.answer_bounds",
     "compiler.evaluator.nomination_cache",
     "compiler.evaluator.processing",
+    "compiler.evaluator.bounds_watch",
+    "compiler.evaluator.quiet_set",
     "compiler.evaluator.quiet_queues",
     "compiler.evaluator.scheduler",
     "compiler.evaluator.engine",

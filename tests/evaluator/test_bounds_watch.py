@@ -16,7 +16,7 @@ from compiler.evaluator import bounds_watch
 from compiler.evaluator.answer_bounds import NO_LIMIT, UsageBounds
 from compiler.evaluator.bounds_watch import BoundsWatch
 from compiler.evaluator.models import ResourceQuota
-from compiler.evaluator.quiet_queues import CheckedTrail
+from compiler.evaluator.quiet_set import CheckedTrail
 from compiler.evaluator.tree import QuotaNode
 
 PAIRS = (("f", "gpu"), ("g", "gpu"))
