@@ -146,7 +146,7 @@ class Engine(Scheduler):
         self._settle_admission_order()
         if quiet:
             self._quiet_queues()
-        elif self._quiet:
+        else:  # (none stays quiet, none is watched, and the snapshot stops logging commits)
             self._unquiet_all()
         self._moment_cycle = 0
         quiet_now = self._quiet

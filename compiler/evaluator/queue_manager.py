@@ -128,7 +128,7 @@ class PendingQueue:
 
         The heap then holds every pending workload of the queue, as after a rescan: the trail
         starts again, empty (a queue requeued by a quota release in the middle of a moment
-        may be found quiet at the next one, Engine._quiet_queues). Not when some stay set
+        may be found quiet at the next one, QuietQueues._quiet_queues). Not when some stay set
         aside: a rescan would put them back too."""
         self.bulk_moved.clear()
         members, heap = self.members, self.heap

@@ -15,7 +15,7 @@ from compiler.evaluator.quiet_set import QuietSet, _all_set_aside
 class QuietQueues(QuietSet):
     """The quiet queues: which they are, their heads counted cycle by cycle, their waking. A
     queue stays quiet from moment to moment until something may change what it would do: it
-    is asked again only then (`_recheck`), not at every moment."""
+    is asked again only then (`_still_quiet`), not at every moment."""
 
     def _quiet_queues(self) -> None:
         """The queues whose moment would repeat their last one (`self._quiet`, kept from the
@@ -138,15 +138,11 @@ class QuietQueues(QuietSet):
             return
         for name in sorted(self._polled):
             queue, heads = self._quiet[name]
-            start = self._start(name)
-            if start + len(heads) < cycle or snapshot.root_of(name) not in moved:
+            if self._last_turn(name, heads) < cycle or snapshot.root_of(name) not in moved:
                 continue
             last = self._quiet_checked.get(name)
-            if last is not None and last.holds(heads):
-                continue
-            self._quiet_checked.pop(name, None)
-            if not self._all_set_aside_answering(heads[cycle - 1 - start:], queue, name):
-                self._wake(name, cycle - 1)
+            if last is None or not last.holds(heads):
+                self._answer_coming(name, queue, heads, cycle)
 
     def _check_crossed(self, crossed: list[str], cycle: int) -> None:
         """The quiet queues whose trail's bounds a commit since the last cycle crossed: polled
@@ -162,12 +158,17 @@ class QuietQueues(QuietSet):
             self._polled.add(name)
             root = snapshot.root_of(name)
             self._quiet_versions[root] = snapshot.tree_versions[root]
-            start = self._start(name)
-            if start + len(heads) < cycle:
-                continue  # (its heads' turns in this moment are over)
-            self._quiet_checked.pop(name, None)
-            if not self._all_set_aside_answering(heads[cycle - 1 - start:], queue, name):
-                self._wake(name, cycle - 1)
+            if self._last_turn(name, heads) >= cycle:  # (else its turns in this moment are over)
+                self._answer_coming(name, queue, heads, cycle)
+
+    def _answer_coming(self, name: str, queue: PendingQueue, heads: list[WorkloadInfo], cycle: int) -> None:
+        """Quiet queue `name`, whose trail no longer holds as checked, at the start of `cycle`:
+        it stays quiet (its trail no longer checked as a whole) while the heads still to pop
+        this moment would answer as they stand, else it is woken."""
+        self._quiet_checked.pop(name, None)
+        coming = heads[cycle - 1 - self._start(name):]
+        if not self._all_set_aside_answering(coming, queue, name):
+            self._wake(name, cycle - 1)
 
     def _wake(self, name: str, cycles: int) -> None:
         """Walk quiet queue `name` as the cycles 1..`cycles` of this moment did: the rescan it
@@ -218,7 +219,7 @@ class QuietQueues(QuietSet):
             self._wake(name, self._moment_cycle)
         for name in sorted(self._quiet_requeues):
             heads = self._quiet[name][1]
-            del order[bisect_left(order, (self._last_turn(name, heads), name))]
+            self._unorder(name, heads)
             insort(order, (len(heads), name))
         self._quiet_requeues = {}
         self._quiet_versions = {}

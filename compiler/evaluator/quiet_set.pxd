@@ -32,6 +32,7 @@ cdef class QuietSet(EntryProcessor):
     cpdef Py_ssize_t _start(self, name)
     cpdef Py_ssize_t _last_turn(self, name, list heads)
     cpdef _requeue_quiet(self, name)
+    cpdef _unorder(self, name, list heads)
     @cython.locals(info=WorkloadInfo, frs=set, cached=Nomination)
     cpdef _trail_reader(self, name, list heads)
 

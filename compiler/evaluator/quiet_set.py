@@ -134,8 +134,7 @@ class QuietSet(EntryProcessor):
         queue woken is often quiet again at the next moment with the same heads and
         nominations, `CheckedTrail.holds_again`, and watched as it was.)"""
         queue, heads = self._quiet.pop(name)
-        order = self._quiet_order
-        del order[bisect_left(order, (self._last_turn(name, heads), name))]
+        self._unorder(name, heads)
         self._quiet_requeues.pop(name, None)
         self._polled.discard(name)
         return queue, heads
@@ -158,10 +157,14 @@ class QuietSet(EntryProcessor):
         queue): the queue stays quiet, now from cycle k. Nothing is moved now; `_wake` replays
         the requeue if the queue is walked after all."""
         heads = self._quiet[name][1]
+        self._unorder(name, heads)
+        self._quiet_requeues.setdefault(name, []).append(self._moment_cycle)
+        insort(self._quiet_order, (self._moment_cycle + len(heads), name))
+
+    def _unorder(self, name: str, heads: list[WorkloadInfo]) -> None:
+        """Quiet queue `name`'s entry taken out of `_quiet_order` (keyed by its last turn)."""
         order = self._quiet_order
         del order[bisect_left(order, (self._last_turn(name, heads), name))]
-        self._quiet_requeues.setdefault(name, []).append(self._moment_cycle)
-        insort(order, (self._moment_cycle + len(heads), name))
 
     def _trail_reader(self, name: str, heads: list[WorkloadInfo]) -> Callable[[], object] | None:
         """A reader of the commit versions of every pair the nominations of `heads` read (None

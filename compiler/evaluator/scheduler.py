@@ -143,6 +143,7 @@ class Scheduler(QuietQueues):
                     self._requeue_quiet(queue.name)
                     continue
                 self._wake(queue.name, self._moment_cycle)
+                outside = self._outside_selector(queue)  # (of what the walk set aside)
             queue.requeue_inadmissible(outside)
 
     def _outside_selector(self, queue: PendingQueue) -> set[str] | None:
