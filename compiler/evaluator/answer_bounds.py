@@ -17,7 +17,8 @@ usage of its queue and of the queue's ancestors, and it stays the same while
 
 A preemption answer (the oracle's, or the nomination's own search) is bounded only when it was
 decided by the queue alone: the request exceeds what its borrowingLimit allows even with its own
-candidates gone (Preemptor.beyond_own_limit), which only its own workloads can change. Any other
+candidates gone (Preemptor.beyond_own_limit), which only its own workloads can change. That holds
+under fair sharing too: no share of any other queue raises the queue's own cap. Any other
 reading, and any tree with a lendingLimit on the path (where a child's change may stop short of
 its parent), gives no bounds: the commit versions decide, as before.
 """
@@ -127,13 +128,14 @@ def nomination_bounds(engine, cq_name: str, info: WorkloadInfo, cached) -> Usage
 def _bounds_now(engine, cq_name: str, info: WorkloadInfo, cached) -> UsageBounds | None:
     """The bounds of `cached`'s readings around the state now, if each reads now what it read
     then (else None: the answer may have changed, and only a retrace says)."""
-    if engine.fair_sharing:
-        return None  # (a fair-sharing nomination reads the shares of the whole tree)
     node = engine.nodes[cq_name]
     ranges = _Ranges()
     pairs: set[FlavorResource] = set()
     if cached.reader is not None:  # (None: decided by static quotas and the workload's shape alone)
-        if cached.readings is None or cached.frs is None:
+        # (Under fair sharing a nomination's reader reads the whole tree, whose shares a
+        # preemption answer reads, and lists no pairs; the readings below are the same, and a
+        # preemption answer is bounded only when its own queue decides it, whatever the shares.)
+        if cached.readings is None or (cached.frs is None and not engine.fair_sharing):
             return None
         # The ranges below are worked out around the state now, for the answers it gives now:
         # unless no commit moved what the nomination read since (its answers are now's), each
