@@ -115,7 +115,7 @@ class Engine(Scheduler):
         """A moment of a live cluster (simulate): `rescan`, then `run` to quiescence. A queue
         whose moment is provably the one it had last time is not walked again (see
         `_quiet_queues`); the engine ends in the state the walk would have left."""
-        self.rescan(quiet=self.layers.quiet_queues and not self.fair_sharing)
+        self.rescan(quiet=self.layers.quiet_queues)
         try:
             # (A moment has state of its own, the quiet queues' walk, that a circle's
             # fingerprint does not hold: simulate stops circles by `repeats` instead.)

@@ -123,6 +123,20 @@ class QuietQueues(QuietSet):
         self.quiet_heads += popped
         return popped
 
+    def _quiet_entries(self) -> list[Entry]:
+        """This cycle's heads of the quiet queues, as entries holding the answers their
+        nominations hold (fair sharing: an inert head still takes part in the tournament that
+        orders the heads that act, `Scheduler._fair_order`)."""
+        cycle = self._moment_cycle
+        order = self._quiet_order
+        found = []
+        for _, name in order[bisect_left(order, (cycle,)):]:
+            info = self._quiet[name][1][cycle - 1 - self._start(name)]
+            entry = Entry(info, name)
+            entry.assignment, entry.targets = info.nomination.assignment, info.nomination.targets
+            found.append(entry)
+        return found
+
     def _check_polled(self, cycle: int) -> None:
         """The polled quiet queues of the trees that committed since the last cycle: a queue
         whose coming heads would not answer as they stand is woken."""

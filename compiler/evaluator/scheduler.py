@@ -44,15 +44,24 @@ class Scheduler(QuietQueues):
             # out of the comparison above it, whether it acts or not.)
             yield from entries
             return
+        competing = {e.cq: e for e in entries}
+        # This cycle's heads of the quiet queues take part too, each with the answer it holds:
+        # they do nothing, but one may win its cohort's round. They are not yielded.
+        quiet = self._quiet_entries() if self._quiet else []
+        for entry in quiet:
+            competing[entry.cq] = entry
         if self.layers.fair_tournament:
-            tournament = FairTournament(self.nodes, {e.cq: e for e in entries}, self._tournament_keys)
+            tournament = FairTournament(self.nodes, competing, self._tournament_keys)
             while tournament:
-                yield tournament.pop()
+                entry = tournament.pop()
+                if entry not in quiet:
+                    yield entry
             return
-        remaining = {e.cq: e for e in entries}
         memo: dict = {}
-        while remaining:
-            yield pop_fair(self.nodes, remaining, memo)
+        while competing:
+            entry = pop_fair(self.nodes, competing, memo)
+            if entry not in quiet:
+                yield entry
 
     def run_cycle(self) -> bool:
         """One scheduling cycle. Returns True if anything changed."""

@@ -217,7 +217,7 @@ SIMULATE_RUNS = {
     "preemption_cache": ["classical", "fair"],
     "fair_search_shortcuts": ["fair"],
     "fair_tournament": ["fair"],
-    "quiet_queues": ["classical"],  # (not used under fair sharing)
+    "quiet_queues": ["classical", "fair"],
     "answer_bounds": ["classical", "fair"],
 }
 
@@ -241,16 +241,18 @@ def test_layer_alone_simulates_as_the_plain_engine(layer: str, policies, tournam
         work.check(layer)
 
 
-def test_quiet_queues_kept_quiet_by_answer_bounds_simulate_as_the_plain_engine(policies) -> None:
+@pytest.mark.parametrize("policy", ["classical", "fair"])
+def test_quiet_queues_kept_quiet_by_answer_bounds_simulate_as_the_plain_engine(policies, policy: str) -> None:
     """Quiet queues over answer bounds (simulate's default): a queue whose heads' bounds hold
-    stays quiet through commits elsewhere in its tree, and decides what the plain engine does."""
+    stays quiet through commits elsewhere in its tree, and decides what the plain engine does
+    (under fair sharing its heads still take part in the tournament)."""
     work = _Work()
     for seed in range(4):
         trace = _trace(seed, 80)
         layers = EngineLayers.only("quiet_queues", "answer_bounds")
-        engine, counted, decided = _simulated(policies["classical"], trace, layers)
-        plain, plain_counted, plain_decided = _simulated(policies["classical"], trace, EngineLayers.none())
-        assert decided == plain_decided, f"quiet queues and answer bounds, trace seed {seed}"
+        engine, counted, decided = _simulated(policies[policy], trace, layers)
+        plain, plain_counted, plain_decided = _simulated(policies[policy], trace, EngineLayers.none())
+        assert decided == plain_decided, f"quiet queues and answer bounds, {policy} policy, trace seed {seed}"
         work.add(engine, counted, plain_counted)
     work.check("quiet_queues")
     work.check("answer_bounds")
@@ -295,3 +297,38 @@ def test_a_readings_pairs_are_declared_once() -> None:
         for frs in sets:
             assert _reading_touches(frs, kind, what, amount) == bool(frs & declared), (kind, what, amount, frs)
     assert len(kinds) == 3, kinds  # quota, oracle and targets readings were all compared
+
+
+def test_quiet_heads_take_part_in_the_fair_tournament(tmp_path) -> None:
+    """Under fair sharing a quiet queue's head does nothing, yet it takes part in the tournament
+    that orders the heads that act (it may win its cohort's round): the generated policy's
+    hierarchical cohorts and fair weights under an overloaded trace decide as the plain engine
+    does only if the quiet heads are in it."""
+    import sys
+    from pathlib import Path
+
+    from compiler.simulate import runner, synth
+    from compiler.stages.pipeline import PolicySource
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from generate_policy import generate
+
+    source = PolicySource.from_directory(generate(tmp_path / "policy", TOURNAMENT_TEAMS, 10, 20))
+    artifacts = runner.compiled_cluster(source, None)
+    jobs = synth.synthesize(artifacts.cluster, synth.SynthOptions(TOURNAMENT_JOBS, 3, TOURNAMENT_RATE))
+    trace_path = tmp_path / "trace.csv"
+    trace_path.write_text(synth.to_csv(jobs))
+    trace, _ = runner.load_trace(trace_path, artifacts)
+    policy = (artifacts.cluster, [o.obj for o in artifacts.objects], artifacts.kueue_configuration)
+    layers = EngineLayers.only("quiet_queues", "answer_bounds")
+    engine, _, decided = _simulated(policy, trace, layers)
+    _, _, plain_decided = _simulated(policy, trace, EngineLayers.none())
+    assert engine.fair_sharing and engine.quiet_heads > 0
+    assert decided == plain_decided
+
+
+# (The generated policy's teams guarantee 8 GPUs each; its jobs average 28/3: a rate of 1.2 x
+# what the guarantees sustain keeps queues waiting, some quiet, while others preempt.)
+TOURNAMENT_TEAMS = 200
+TOURNAMENT_JOBS = 400
+TOURNAMENT_RATE = 1.2 * TOURNAMENT_TEAMS * 8 / (28 / 3)
