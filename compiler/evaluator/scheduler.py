@@ -46,21 +46,24 @@ class Scheduler(QuietQueues):
             return
         competing = {e.cq: e for e in entries}
         # This cycle's heads of the quiet queues take part too, each with the answer it holds:
-        # they do nothing, but one may win its cohort's round. They are not yielded.
-        quiet = self._quiet_entries() if self._quiet else []
-        for entry in quiet:
-            competing[entry.cq] = entry
+        # they do nothing, but one may win its cohort's round. They are not yielded (their
+        # queues are known by name: a quiet queue has no head among `entries`).
+        quiet = set()
+        if self._quiet:
+            for entry in self._quiet_entries():
+                competing[entry.cq] = entry
+                quiet.add(entry.cq)
         if self.layers.fair_tournament:
             tournament = FairTournament(self.nodes, competing, self._tournament_keys)
             while tournament:
                 entry = tournament.pop()
-                if entry not in quiet:
+                if entry.cq not in quiet:
                     yield entry
             return
         memo: dict = {}
         while competing:
             entry = pop_fair(self.nodes, competing, memo)
-            if entry not in quiet:
+            if entry.cq not in quiet:
                 yield entry
 
     def run_cycle(self) -> bool:
