@@ -1,7 +1,7 @@
 """A candidate policy: the user's policy files with some numbers changed, edited round-trip.
 
 What a candidate may change: nodes per pool, whether a pool is cut with MIG (`mig: planned`) or
-not, and each team's guarantee (whole GPUs, `lend` kept at most the guarantee) and MIG
+not, and each team's guarantee (whole GPUs, `lend` kept at most the guarantee), burst and MIG
 guarantees. Everything else stays byte for byte: the files are edited with ruamel.yaml's
 round-trip mode, so comments, key order and flow style survive, and a file nothing changes in is
 not rewritten at all. The same edit makes the candidate the search simulates and the files
@@ -24,6 +24,7 @@ class TeamQuota:
     team: str
     guaranteed: int
     mig: tuple[tuple[str, int], ...] = ()   # (profile, instances), sorted
+    burst: int | None = None                # None: the policy's burst, unchanged
 
 
 @dataclass(frozen=True, order=True)
@@ -109,6 +110,8 @@ def _edit_team(name: str, spec, quotas: dict[str, TeamQuota]) -> bool:
         gpus = spec["gpus"] = CommentedMap()
         changed = True
     changed |= _set(gpus, "guaranteed", quota.guaranteed)
+    if quota.burst is not None:
+        changed |= _set(gpus, "burst", quota.burst)
     if gpus.get("lend") is not None and gpus["lend"] > quota.guaranteed:
         gpus["lend"] = quota.guaranteed
         changed = True

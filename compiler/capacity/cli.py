@@ -62,14 +62,18 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig, p.spec.gpu)
              for p in artifacts.cluster.pools]
     bounded = space_from(pools, requirements.bounds)
-    teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)))
+    accepted = {t.name: tuple(p.name for p in [*t.gpu_pools, *t.mig_pools]) for t in artifacts.cluster.teams}
+    bursts = {t.name: t.spec.gpus.burst for t in artifacts.cluster.teams}
+    teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)),
+                      accepted[t.name], bursts[t.name])
              for t in artifacts.cluster.teams]
     overcommit = artifacts.cluster.pools[0].overcommit if artifacts.cluster.pools else 1.0
     space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}), guarantees)
     accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
     for cut in space.cuts:
         load = offered_load(trace, accepts, space.mig_models(cut))
-        space.demand[cut] = [TeamBase(team, gpus, tuple(mig.items())) for team, (gpus, mig) in sorted(load.items())]
+        space.demand[cut] = [TeamBase(team, need.gpus, tuple(need.mig.items()), accepted[team], bursts[team], need.peak)
+                             for team, need in sorted(load.items())]
     return space
 
 

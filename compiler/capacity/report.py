@@ -47,7 +47,7 @@ def _team_rows(evaluation: Evaluation, baseline: Evaluation) -> list[dict]:
         quota, old_quota = evaluation.quotas.get(team["team"], {}), baseline.quotas.get(team["team"], {})
         rows.append({"team": team["team"], "jobs": team["jobs"],
                      "guaranteedBefore": old_quota.get("guaranteed"), "guaranteed": quota.get("guaranteed"),
-                     "burst": quota.get("burst"), "lend": quota.get("lend"),
+                     "burstBefore": old_quota.get("burst"), "burst": quota.get("burst"), "lend": quota.get("lend"),
                      "migBefore": old_quota.get("mig", {}), "mig": quota.get("mig", {}),
                      "waitBefore": old.get("wait"), "wait": team["wait"],
                      "neverStartedBefore": old.get("neverStarted"), "neverStarted": team["neverStarted"],
@@ -96,6 +96,13 @@ def _wait_text(wait: dict | None) -> str:
     return f"{human_duration(wait['p50'])} / {human_duration(wait['p95'])} / {human_duration(wait['max'])}"
 
 
+def _burst_text(before: int | None, after: int | None) -> str:
+    def one(burst: int | None) -> str:
+        return "unlimited" if burst is None else str(burst)
+
+    return one(after) if before == after else f"{one(before)} -> {one(after)}"
+
+
 def print_tables(data: dict, console) -> None:
     from rich.table import Table
 
@@ -121,12 +128,13 @@ def print_tables(data: dict, console) -> None:
                       f"{p['usedGpuHours']:,.1f}", f"{p['idleGpuHours']:,.1f}")
     console.print(pools)
     teams = Table(title="per team (wait p50 / p95 / max)", title_justify="left")
-    for column in ("team", "jobs", "guaranteed", "MIG guaranteed", "wait before", "wait after", "never started",
-                   "GPU-hours"):
+    for column in ("team", "jobs", "guaranteed", "burst", "MIG guaranteed", "wait before", "wait after",
+                   "never started", "GPU-hours"):
         teams.add_column(column)
     for t in answer["teams"]:
         mig = ", ".join(f"{k}: {v}" for k, v in t["mig"].items()) or "-"
-        teams.add_row(t["team"], str(t["jobs"]), f"{t['guaranteedBefore']} -> {t['guaranteed']}", mig,
+        teams.add_row(t["team"], str(t["jobs"]), f"{t['guaranteedBefore']} -> {t['guaranteed']}",
+                      _burst_text(t["burstBefore"], t["burst"]), mig,
                       _wait_text(t["waitBefore"]), _wait_text(t["wait"]),
                       f"{t['neverStartedBefore']} -> {t['neverStarted']}", f"{t['gpuHours']:,.1f}")
     console.print(teams)

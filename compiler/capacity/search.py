@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable
 
 from compiler.capacity.candidate import Candidate, TeamQuota
@@ -41,6 +42,9 @@ from compiler.capacity.workers import Executor
 # depend on where they run; three per pool and round keep two or more workers busy even when
 # only one pool can change.
 PROPOSALS = 3
+# Unions of the teams' accepted pools checked by fit_to_pools: teams accept pools by model and
+# capacity type, so a real cluster has a handful; the bound only stops a pathological one.
+MAX_POOL_GROUPS = 4096
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,15 @@ class PoolSpace:
 
 @dataclass(frozen=True)
 class TeamBase:
-    """A team's guarantee as the policy declares it (the reference that `keep` scales)."""
+    """A team's guarantee in a reference the search scales: the policy's (`keep`), or the one its
+    demand justifies (then `peak` is set)."""
 
     team: str
     guaranteed: int
     mig: tuple[tuple[str, int], ...]
+    pools: tuple[str, ...] = ()     # every pool the team accepts, whole-GPU or MIG, as the policy has them
+    burst: int | None = None        # the policy's burst (None: unlimited)
+    peak: int | None = None         # demand only: the whole GPUs its jobs hold 99% of the time
 
 
 @dataclass
@@ -88,6 +96,39 @@ class Space:
     def any_mig(self, cut: tuple[tuple[str, str], ...]) -> bool:
         chosen = dict(cut)
         return any(chosen.get(p.name, "planned" if p.is_mig else "none") != "none" for p in self.pools)
+
+
+def _burst(team: TeamBase, guaranteed: int) -> int | None:
+    """Demand's burst: enough for the team's peak above its guarantee, never below the policy's;
+    None (the policy's burst, unchanged) for the policy's reference or an unlimited burst."""
+    if team.peak is None or team.burst is None:
+        return None
+    return max(team.burst, team.peak - guaranteed)
+
+
+def fit_to_pools(guaranteed: dict[str, int], teams: list[TeamBase], room: dict[str, int]) -> None:
+    """Scale whole-GPU guarantees down, in place, until every group of pools holds the teams that
+    accept nothing else: for each union S of the teams' accepted pools, the guarantees of the
+    teams accepting only pools of S may total at most S's room (Hall's condition, which is what
+    `compile` needs to place every guarantee). A group that is short scales its teams down by the
+    same factor; groups are taken smallest first, so a team is cut where it is short, not
+    everywhere. Scaling only lowers totals, so a group that held still holds."""
+    accepts = {t.team: frozenset(p for p in t.pools if p in room) for t in teams if guaranteed.get(t.team, 0) > 0}
+    if not accepts:
+        return
+    groups = set(accepts.values())
+    frontier = set(groups)
+    while frontier and len(groups) < MAX_POOL_GROUPS:
+        grown = {a | b for a in frontier for b in set(accepts.values())} - groups
+        groups |= grown
+        frontier = grown
+    for group in sorted(groups, key=lambda g: (len(g), sorted(g))):
+        members = sorted(team for team, pools in accepts.items() if pools <= group)
+        wanted = sum(guaranteed[team] for team in members)
+        have = sum(room[p] for p in group)
+        if wanted > have:
+            for team in members:
+                guaranteed[team] = guaranteed[team] * have // wanted
 
 
 def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpace]:
@@ -149,12 +190,22 @@ class Search:
         room = math.floor(self.space.whole_gpus(probe) * self.space.overcommit)
         total = sum(t.guaranteed for t in reference)
         factor = min(1.0, room / total) if total else 1.0
+        guaranteed = {t.team: math.floor(t.guaranteed * factor + 1e-9) for t in reference}
+        fit_to_pools(guaranteed, reference, self._guarantee_room(nodes, cut))
         keep_mig = self.space.any_mig(cut)
         mig = {t.team: t.mig if keep_mig else () for t in reference}
         if keep_mig and reference is not self.space.teams:
             mig = dict(self._fill_mig(nodes, cut, reference))
-        return tuple(TeamQuota(t.team, math.floor(t.guaranteed * factor + 1e-9), mig[t.team])
+        return tuple(TeamQuota(t.team, guaranteed[t.team], mig[t.team], _burst(t, guaranteed[t.team]))
                      for t in sorted(reference, key=lambda t: t.team))
+
+    def _guarantee_room(self, nodes, cut) -> dict[str, int]:
+        """Whole-GPU pool -> the GPUs guarantees may take there in this candidate (as `compile`
+        counts them: GPUs x overcommit, rounded down); pools cut with MIG hold none."""
+        chosen, count = dict(cut), dict(nodes)
+        overcommit = Fraction(str(self.space.overcommit))
+        return {p.name: int(Fraction(count[p.name] * p.gpus_per_node) * overcommit) for p in self.space.pools
+                if chosen.get(p.name, "planned" if p.is_mig else "none") == "none"}
 
     def _fill_mig(self, nodes, cut, reference: list[TeamBase]):
         """Demand guarantees on the first pool cut with MIG, scaled to fill it (mig_cut.py)."""
