@@ -72,7 +72,7 @@ class TeamBase:
     mig: tuple[tuple[str, int], ...]
     pools: tuple[str, ...] = ()     # every pool the team accepts, whole-GPU or MIG, as the policy has them
     burst: int | None = None        # the policy's burst (None: unlimited)
-    peak: int | None = None         # demand only: the whole GPUs its jobs hold 99% of the time
+    peak: int | None = None         # demand, teams that borrow: whole GPUs its jobs hold 99% of the time
 
 
 @dataclass
@@ -100,7 +100,8 @@ class Space:
 
 def _burst(team: TeamBase, guaranteed: int) -> int | None:
     """Demand's burst: enough for the team's peak above its guarantee, never below the policy's;
-    None (the policy's burst, unchanged) for the policy's reference or an unlimited burst."""
+    None (the policy's burst, unchanged) for the policy's reference, an unlimited burst, or a
+    team that never borrows (its `peak` is None: its guarantee is its peak)."""
     if team.peak is None or team.burst is None:
         return None
     return max(team.burst, team.peak - guaranteed)

@@ -198,3 +198,14 @@ def test_guarantees_short_of_their_only_pool_are_fitted_not_refused(tmp_path: Pa
         spot = 4 * {p["pool"]: p["nodes"] for p in data["answer"]["pools"]}["spot"]
         rows = {row["team"]: row for row in data["answer"]["teams"]}
         assert rows["team-a"]["guaranteed"] + rows["team-b"]["guaranteed"] <= spot
+
+
+def test_a_team_that_never_borrows_keeps_burst_zero_and_is_guaranteed_its_peak(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, {"team-a": (4, 0, "on-demand-first"), "team-b": (4, 1, "on-demand-first")})
+    trace = _trace(tmp_path / "trace.csv", ["team-a", "team-b"], seed=5)
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=30m", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["team"]: row for row in json.loads(done.stdout)["answer"]["teams"]}
+    assert rows["team-a"]["burst"] == 0
+    assert rows["team-a"]["guaranteed"] == _level_at_or_below(trace, "team-a", 0.99)
+    assert rows["team-b"]["burst"] > 1
