@@ -110,6 +110,9 @@ class PendingQueue:
             else:
                 self.heap = [item for item in self.heap if item[2] is not info]
                 heapq.heapify(self.heap)
+                # Popped out of the heap's order: a rescan forgets the sticky head, so the
+                # next moment would pop another head first, and this trail is not one it repeats.
+                self.trail = None
             self.members.discard(info.key)
             self._count(info.scheduling_hash, -1)
             return info
