@@ -135,7 +135,8 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
 @click.option("--mig", "mig_choices", multiple=True, metavar="POOL=none|planned|both",
               help="Cut a pool with MIG (planned), not (none), or compare both; default: as the policy says.")
 @click.option("--guarantees", type=click.Choice(["demand", "keep"]), default="demand", show_default=True,
-              help="demand: guarantees from each team's mean use; keep: the policy's (scaled down with the pools).")
+              help="demand: guarantees from each team's mean use, bursts from its peaks; keep: the policy's "
+                   "(scaled down with the pools).")
 @click.option("--cluster", default=None, help="The cluster (default: the only one).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, envvar=WORKERS_ENV, show_envvar=True,
               help="Candidates simulated side by side (default: the CPUs this process may use).")
