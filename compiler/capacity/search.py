@@ -65,7 +65,7 @@ class PoolSpace:
 @dataclass(frozen=True)
 class TeamBase:
     """A team's guarantee in a reference the search scales: the policy's (`keep`), or the one its
-    demand justifies (then `peak` is set)."""
+    demand justifies (then `peak` is set for a team that borrows, and sets its burst)."""
 
     team: str
     guaranteed: int
