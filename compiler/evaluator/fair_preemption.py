@@ -6,6 +6,7 @@ pkg/scheduler/preemption/fairsharing)."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Mapping
 
@@ -40,7 +41,11 @@ class FairSharingPreemption:
         self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
         self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-        # (root, pairs, policy, priority bound) -> _find_reclaimable's answer, until the next commit
+        # (root, pairs, policy, priority bound) -> _find_reclaimable's answer: asked on the
+        # committed tree (Preemptor.at_commit sets `committed`) with the shortcuts on, while no
+        # commit moves those pairs in that tree; else until the next commit
+        self.committed = False
+        self._reclaims: dict[tuple, KeptReclaim] = {}
         self._borrowers = UntilCommit(snapshot)
         self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> paths_of
         self.reads: SearchReads | None = None  # what the last search read
@@ -203,14 +208,32 @@ class FairSharingPreemption:
     def _reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "Reclaim":
         """`Reclaim` for the queues of the tree borrowing one of the contested pairs. It
         depends on the pairs, the policy and the preemptor's priority only (not under
-        LowerOrNewerEqualPriority, which reads its creation time: made afresh), and, as
-        searches run on the committed tree (Preemptor.at_commit), holds until the next commit:
-        the heads of one cycle asking about the same pairs of one tree share it."""
+        LowerOrNewerEqualPriority, which reads its creation time: made afresh), and searches
+        run on the committed tree (Preemptor.at_commit). Which queues borrow those pairs, their
+        candidates and the pairs those use change only with a commit of a workload holding one
+        of the pairs in the tree: kept until then, across commits of other pairs (an overloaded
+        cluster commits at every cycle). The shares on the paths to them read every pair: they
+        are read again after any commit."""
         if policy not in ("Any", "LowerPriority"):
             return self._find_reclaimable(request, root, policy)
         bound = request.preemptor.workload.priority if policy == "LowerPriority" else None
-        return self._borrowers.get((id(root), request.frs, policy, bound),
-                                   lambda: self._find_reclaimable(request, root, policy))
+        key = (id(root), request.frs, policy, bound)
+        if not self.committed or not self.incremental:
+            # (the usage a cycle holds moves no commit version: what is read then is not kept
+            # past the next commit; nor is anything in the plain engine)
+            return self._borrowers.get(key, lambda: self._find_reclaimable(request, root, policy))
+        snapshot = self.snapshot
+        stamp = snapshot.versions(request.cq, request.frs)
+        kept = self._reclaims.get(key)
+        if kept is None or kept.stamp != stamp:
+            kept = self._reclaims[key] = KeptReclaim(stamp, snapshot.epoch,
+                                                     self._find_reclaimable(request, root, policy))
+        elif kept.epoch != snapshot.epoch:
+            old = kept.reclaim
+            kept.reclaim = Reclaim(old.entries, old.used, old.paths, old.children)  # (shares read now)
+            kept.epoch = snapshot.epoch
+        # (and for the searches after the block until the next commit, as one found there)
+        return self._borrowers.get(key, lambda: kept.reclaim)
 
     def _find_reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "Reclaim":
         entries = {cq_node.name: self._allowed(request, cq_node.name, policy)
@@ -313,6 +336,16 @@ class FairSharingPreemption:
                         return True
             ordering.pruned_cqs.add(target_node.name)
         return False
+
+
+@dataclass
+class KeptReclaim:
+    """A `Reclaim` kept across commits: the commit versions of its pairs in its tree when it was
+    found, and the commit count (Snapshot.epoch) its shares were read at."""
+
+    stamp: tuple
+    epoch: int
+    reclaim: Reclaim
 
 
 def _borrowing_in(snapshot: Snapshot, order: dict[str, int], frs: frozenset) -> list[QuotaNode]:

@@ -14,7 +14,9 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "preemption_cache": ("a preemption search's answer kept while what it read holds "
                          "(preemption.Preemptor._kept)", ()),
     "fair_search_shortcuts": ("a fair-sharing search cut short where its end is already known "
-                              "(fair_preemption: _below_all, the second chance skipped)", ()),
+                              "(fair_preemption: _below_all, the second chance skipped), and the queues "
+                              "that borrow a contested pair kept across commits of other pairs "
+                              "(_reclaimable)", ()),
     "fair_tournament": ("the fair-sharing tournament kept from pick to pick, each ranking brought up to "
                         "date (fair_tournament.FairTournament) instead of run again", ()),
     "answer_bounds": ("a head's nomination reused while its queue's own workloads stay put and its ancestors' "

@@ -229,9 +229,14 @@ class _AtCommit:
         preemptor = self._preemptor
         preemptor.snapshot.epoch += 1
         preemptor._reuse = preemptor.reuse
+        if preemptor._fair is not None:
+            preemptor._fair.committed = True
 
     def __exit__(self, *_exc) -> bool:
-        self._preemptor._reuse = False
+        preemptor = self._preemptor
+        preemptor._reuse = False
+        if preemptor._fair is not None:
+            preemptor._fair.committed = False
         return False
 
 
