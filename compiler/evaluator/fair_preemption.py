@@ -8,7 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Mapping
+from typing import Callable, Mapping
 
 from compiler.evaluator.drs import INF, Share, compare, share_of
 from compiler.evaluator.fair_ordering import TargetOrdering, almost_pair, holding, strategy_passes
@@ -41,12 +41,8 @@ class FairSharingPreemption:
         self._almosts: dict[str, dict] = {}  # preemptor CQ -> target CQ -> nodes compared
         self._holdings: dict[tuple, Mapping[int, tuple[list, list]]] = {}  # queues with candidates -> holding()
         self.strategies = strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-        # (root, pairs, policy, priority bound) -> _find_reclaimable's answer: asked on the
-        # committed tree (Preemptor.at_commit sets `committed`) with the shortcuts on, while no
-        # commit moves those pairs in that tree; else until the next commit
-        self.committed = False
-        self._reclaims: dict[tuple, KeptReclaim] = {}
-        self._borrowers = UntilCommit(snapshot)
+        self.committed = False  # inside Preemptor.at_commit: searches run on the committed tree
+        self._reclaims = KeptReclaims(snapshot)
         self._paths: dict[tuple, list[QuotaNode]] = {}  # (CQ, queues with candidates) -> paths_of
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
@@ -217,23 +213,9 @@ class FairSharingPreemption:
         if policy not in ("Any", "LowerPriority"):
             return self._find_reclaimable(request, root, policy)
         bound = request.preemptor.workload.priority if policy == "LowerPriority" else None
-        key = (id(root), request.frs, policy, bound)
-        if not self.committed or not self.incremental:
-            # (the usage a cycle holds moves no commit version: what is read then is not kept
-            # past the next commit; nor is anything in the plain engine)
-            return self._borrowers.get(key, lambda: self._find_reclaimable(request, root, policy))
-        snapshot = self.snapshot
-        stamp = snapshot.versions(request.cq, request.frs)
-        kept = self._reclaims.get(key)
-        if kept is None or kept.stamp != stamp:
-            kept = self._reclaims[key] = KeptReclaim(stamp, snapshot.epoch,
-                                                     self._find_reclaimable(request, root, policy))
-        elif kept.epoch != snapshot.epoch:
-            old = kept.reclaim
-            kept.reclaim = Reclaim(old.entries, old.used, old.paths, old.children)  # (shares read now)
-            kept.epoch = snapshot.epoch
-        # (and for the searches after the block until the next commit, as one found there)
-        return self._borrowers.get(key, lambda: kept.reclaim)
+        return self._reclaims.get(request, (id(root), request.frs, policy, bound),
+                                  self.committed and self.incremental,
+                                  lambda: self._find_reclaimable(request, root, policy))
 
     def _find_reclaimable(self, request: PreemptionRequest, root: QuotaNode, policy: str) -> "Reclaim":
         entries = {cq_node.name: self._allowed(request, cq_node.name, policy)
@@ -346,6 +328,35 @@ class KeptReclaim:
     stamp: tuple
     epoch: int
     reclaim: Reclaim
+
+
+class KeptReclaims:
+    """(root, pairs, policy, priority bound) -> `_find_reclaimable`'s answer (see `_reclaimable`).
+    Found on the committed tree with the shortcuts on (`across`), it is kept while no commit
+    moves those pairs in that tree, its shares read again after any commit; otherwise (the plain
+    engine; a search with a cycle's usage held, which moves no commit version) only until the
+    next commit. Either way the searches until the next commit share it."""
+
+    __slots__ = ("_snapshot", "_kept", "_until_commit")
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._kept: dict[tuple, KeptReclaim] = {}
+        self._until_commit = UntilCommit(snapshot)
+
+    def get(self, request: PreemptionRequest, key: tuple, across: bool, find: Callable[[], Reclaim]) -> Reclaim:
+        if not across:
+            return self._until_commit.get(key, find)
+        snapshot = self._snapshot
+        stamp = snapshot.versions(request.cq, request.frs)
+        kept = self._kept.get(key)
+        if kept is None or kept.stamp != stamp:
+            kept = self._kept[key] = KeptReclaim(stamp, snapshot.epoch, find())
+        elif kept.epoch != snapshot.epoch:
+            old = kept.reclaim
+            kept.reclaim = Reclaim(old.entries, old.used, old.paths, old.children)  # (shares read now)
+            kept.epoch = snapshot.epoch
+        return self._until_commit.get(key, lambda: kept.reclaim)
 
 
 def _borrowing_in(snapshot: Snapshot, order: dict[str, int], frs: frozenset) -> list[QuotaNode]:
