@@ -322,10 +322,12 @@ class FairSharingPreemption:
 
 @dataclass
 class KeptReclaim:
-    """A `Reclaim` kept across commits: the commit versions of its pairs in its tree when it was
-    found, and the commit count (Snapshot.epoch) its shares were read at."""
+    """A `Reclaim` kept across commits: the reader of its pairs' commit versions in its tree
+    (Snapshot.version_reader) and what it read when the Reclaim was found, and the commit count
+    (Snapshot.epoch) its shares were read at."""
 
-    stamp: tuple
+    reader: Callable[[], object]
+    stamp: object
     epoch: int
     reclaim: Reclaim
 
@@ -348,10 +350,12 @@ class KeptReclaims:
         if not across:
             return self._until_commit.get(key, find)
         snapshot = self._snapshot
-        stamp = snapshot.versions(request.cq, request.frs)
         kept = self._kept.get(key)
-        if kept is None or kept.stamp != stamp:
-            kept = self._kept[key] = KeptReclaim(stamp, snapshot.epoch, find())
+        if kept is None:
+            reader = snapshot.version_reader(request.cq, request.frs, False)
+            kept = self._kept[key] = KeptReclaim(reader, reader(), snapshot.epoch, find())
+        elif kept.reader() != kept.stamp:
+            kept.stamp, kept.epoch, kept.reclaim = kept.reader(), snapshot.epoch, find()
         elif kept.epoch != snapshot.epoch:
             old = kept.reclaim
             kept.reclaim = Reclaim(old.entries, old.used, old.paths, old.children)  # (shares read now)

@@ -131,10 +131,7 @@ class QuietQueues(QuietSet):
         order = self._quiet_order
         found = []
         for _, name in order[bisect_left(order, (cycle,)):]:
-            info = self._quiet[name][1][cycle - 1 - self._start(name)]
-            entry = Entry(info, name)
-            entry.assignment, entry.targets = info.nomination.assignment, info.nomination.targets
-            found.append(entry)
+            found.append(_held_entry(self._quiet[name][1][cycle - 1 - self._start(name)], name))
         return found
 
     def _check_polled(self, cycle: int) -> None:
@@ -217,8 +214,7 @@ class QuietQueues(QuietSet):
             info = queue.pop()
             if info is not expected:
                 raise RuntimeError(f"quiet queue {name}: popped {info and info.key}, not {expected.key}")
-            entry = Entry(info, name)
-            entry.assignment, entry.targets = info.nomination.assignment, info.nomination.targets
+            entry = _held_entry(info, name)
             entry.message = entry.assignment.message()
             self._process(entry, {}, [], [])
             self._requeue_entries([entry])
@@ -237,3 +233,10 @@ class QuietQueues(QuietSet):
             insort(order, (len(heads), name))
         self._quiet_requeues = {}
         self._quiet_versions = {}
+
+
+def _held_entry(info: WorkloadInfo, cq_name: str) -> Entry:
+    """A quiet queue's head as a cycle's entry, with the answer its nomination holds."""
+    entry = Entry(info, cq_name)
+    entry.assignment, entry.targets = info.nomination.assignment, info.nomination.targets
+    return entry
