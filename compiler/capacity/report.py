@@ -26,7 +26,7 @@ def _pool_rows(space: Space, evaluation: Evaluation, baseline: Evaluation, costs
     rows = []
     nodes, before = dict(evaluation.candidate.nodes), dict(baseline.candidate.nodes)
     for pool in space.pools:
-        mig = cut.get(pool.name, "planned" if pool.is_mig else "none")
+        mig = pool.cut_in(cut)
         figures = used.get(pool.name, {"usedHours": 0.0, "idleHours": 0.0})
         rows.append({"pool": pool.name, "nodesBefore": before[pool.name], "nodes": nodes[pool.name],
                      "gpusPerNode": pool.gpus_per_node, "gpus": evaluation.gpus[pool.name],

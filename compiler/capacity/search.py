@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable
 
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.targets import Bound
 from compiler.capacity.workers import Executor
+from compiler.stages.resolved_model import guarantee_capacity
 
 # Candidates a round proposes per pool: `step`, 2 x `step` and 3 x `step` nodes fewer (a 4-ary
 # search). A constant, not the worker count: the candidates simulated, so the answer, must not
@@ -60,6 +60,11 @@ class PoolSpace:
     @property
     def movable(self) -> bool:
         return self.minimum < self.maximum
+
+    def cut_in(self, chosen: dict[str, str]) -> str:
+        """"none" or "planned": how the pool is cut given a candidate's MIG choices (else as the
+        policy has it)."""
+        return chosen.get(self.name, "planned" if self.is_mig else "none")
 
 
 @dataclass(frozen=True)
@@ -86,16 +91,16 @@ class Space:
 
     def mig_models(self, cut) -> list[str]:
         chosen = dict(cut)
-        return [p.gpu for p in self.pools if chosen.get(p.name, "planned" if p.is_mig else "none") != "none"]
+        return [p.gpu for p in self.pools if p.cut_in(chosen) != "none"]
 
     def whole_gpus(self, candidate: Candidate) -> int:
         cut = dict(candidate.mig)
         return sum(n * p.gpus_per_node for p, (_, n) in zip(self.pools, candidate.nodes)
-                   if cut.get(p.name, "planned" if p.is_mig else "none") == "none")
+                   if p.cut_in(cut) == "none")
 
     def any_mig(self, cut: tuple[tuple[str, str], ...]) -> bool:
         chosen = dict(cut)
-        return any(chosen.get(p.name, "planned" if p.is_mig else "none") != "none" for p in self.pools)
+        return any(p.cut_in(chosen) != "none" for p in self.pools)
 
 
 def _burst(team: TeamBase, guaranteed: int) -> int | None:
@@ -117,10 +122,10 @@ def fit_to_pools(guaranteed: dict[str, int], teams: list[TeamBase], room: dict[s
     accepts = {t.team: frozenset(p for p in t.pools if p in room) for t in teams if guaranteed.get(t.team, 0) > 0}
     if not accepts:
         return
-    groups = set(accepts.values())
-    frontier = set(groups)
+    singles = set(accepts.values())
+    groups, frontier = set(singles), set(singles)
     while frontier and len(groups) < MAX_POOL_GROUPS:
-        grown = {a | b for a in frontier for b in set(accepts.values())} - groups
+        grown = {a | b for a in frontier for b in singles} - groups
         groups |= grown
         frontier = grown
     for group in sorted(groups, key=lambda g: (len(g), sorted(g))):
@@ -204,16 +209,15 @@ class Search:
         """Whole-GPU pool -> the GPUs guarantees may take there in this candidate (as `compile`
         counts them: GPUs x overcommit, rounded down); pools cut with MIG hold none."""
         chosen, count = dict(cut), dict(nodes)
-        overcommit = Fraction(str(self.space.overcommit))
-        return {p.name: int(Fraction(count[p.name] * p.gpus_per_node) * overcommit) for p in self.space.pools
-                if chosen.get(p.name, "planned" if p.is_mig else "none") == "none"}
+        return {p.name: guarantee_capacity(count[p.name] * p.gpus_per_node, self.space.overcommit)
+                for p in self.space.pools if p.cut_in(chosen) == "none"}
 
     def _fill_mig(self, nodes, cut, reference: list[TeamBase]):
         """Demand guarantees on the first pool cut with MIG, scaled to fill it (mig_cut.py)."""
         from compiler.capacity.mig_cut import fill_pool
 
         chosen, count = dict(cut), dict(nodes)
-        pool = next(p for p in self.space.pools if chosen.get(p.name, "planned" if p.is_mig else "none") != "none")
+        pool = next(p for p in self.space.pools if p.cut_in(chosen) != "none")
         demand = tuple((t.team, t.mig) for t in sorted(reference, key=lambda t: t.team))
         filled = fill_pool(pool.gpu, count[pool.name] * pool.gpus_per_node, demand)
         return [(team, tuple((p, n) for p, n in profiles if n > 0)) for team, profiles in filled]

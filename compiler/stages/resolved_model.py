@@ -62,6 +62,12 @@ class NodeSize:
     memory: Fraction | None
 
 
+def guarantee_capacity(gpus: int, overcommit: float) -> int:
+    """How many of `gpus` may be guaranteed: x overcommit, rounded down, with the overcommit as
+    written (100 x 0.29 is 29, where the float product, 28.999999999999996, would give 28)."""
+    return int(Fraction(gpus) * Fraction(str(overcommit)))
+
+
 @dataclass
 class ResolvedPool:
     spec: Pool
@@ -89,7 +95,7 @@ class ResolvedPool:
     @property
     def guarantee_capacity(self) -> int:
         """How many GPUs may be guaranteed on this pool (capacity x overcommit, rounded down)."""
-        return int(Fraction(self.gpus) * Fraction(str(self.overcommit)))
+        return guarantee_capacity(self.gpus, self.overcommit)
 
     @property
     def is_mig(self) -> bool:
