@@ -8,7 +8,7 @@ bench/generate_mig_trace.py): the measured MIG claim and the sweep's scaling ove
    jobs, whole GPUs) with 1, 2 and more workers; the answers must be byte-identical (but for the
    `workers` field), the wall time is what changes.
 
-    python bench/bench_capacity.py [--target 'p95-wait<=30m'] [--workers 1 2 4] [--scaling-jobs 10000]
+    python bench/bench_capacity.py [--target 'p95-wait<=30m'] [--workers 1 2 4] [--scaling-jobs 10000] [--full-runs]
 """
 
 from __future__ import annotations
@@ -49,12 +49,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--scaling-jobs", type=int, default=10_000)
     parser.add_argument("--cuts", nargs="*", default=["none", "planned"], help="the MIG comparison's cuts (none: skip)")
+    parser.add_argument("--full-runs", action="store_true",
+                        help="capacity --full-runs: every candidate simulated to the end (what the sweep cost before "
+                             "failing candidates stopped early)")
     args = parser.parse_args()
+    full = ("--full-runs",) if args.full_runs else ()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"trace: {DATA / 'trace.csv'} ({sum(1 for _ in open(DATA / 'trace.csv')) - 1} jobs); target {args.target}")
     for cut in args.cuts:
-        data, wall = capacity("--target", args.target, "--mig", f"h100={cut}", "--workers", "2")
+        data, wall = capacity("--target", args.target, "--mig", f"h100={cut}", "--workers", "2", *full)
         answer = data["answer"]
         pool = answer["pools"][0]
         waits = ", ".join(f"{t['team']} {t['wait']['p95'] / 60:.1f} min" for t in answer["teams"])
@@ -69,7 +73,7 @@ def main() -> None:
         reference = None
         for workers in args.workers:
             cpu = _cpu()
-            data, wall = capacity("--target", args.target, "--mig", "h100=none", "--workers", str(workers),
+            data, wall = capacity("--target", args.target, "--mig", "h100=none", "--workers", str(workers), *full,
                                   data=Path(tmp))
             data.pop("workers")
             same = reference is None or data == reference

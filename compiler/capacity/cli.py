@@ -98,7 +98,7 @@ def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes])
 
 
 def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requirements, mig_choices: tuple[str, ...],
-             guarantees: str) -> tuple[Problem, Space, dict[str, bytes]]:
+             guarantees: str, full_runs: bool) -> tuple[Problem, Space, dict[str, bytes]]:
     """The policy compiled once (its mistakes reported as `compile` would), the trace read once,
     and the space to search."""
     from compiler.simulate.runner import compiled_cluster, load_trace
@@ -116,7 +116,7 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
-                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools})
+                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools}, full_runs)
     return problem, space, files
 
 
@@ -145,13 +145,16 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
 @click.option("--write", "write_files", is_flag=True, help="Write the answer into the policy files (round-trip).")
 @click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
               help="Write a page with the frontier of cost against waits (one point per candidate).")
+@click.option("--full-runs", is_flag=True,
+              help="Simulate every candidate to the end of the trace, even once it is sure to miss a target "
+                   "(slower; the frontier then shows every failing candidate's waits).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @format_option("table", "json")
 @handles_errors
 def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], targets_file: Path | None,
              node_bounds: tuple[str, ...], fixed_pools: tuple[str, ...], mig_choices: tuple[str, ...],
              guarantees: str, cluster: str | None, workers: int | None, address: str | None, write_files: bool,
-             html_path: Path | None, quiet: bool, output_format: str) -> None:
+             html_path: Path | None, full_runs: bool, quiet: bool, output_format: str) -> None:
     """The cheapest nodes per pool, MIG cuts and guarantees that meet every target on a trace."""
     from compiler.capacity.report import document, print_tables
     from compiler.capacity.workers import executor_for
@@ -161,7 +164,8 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
         targets_module.from_file(targets_file, requirements)
     if not requirements.targets:
         raise click.UsageError("give at least one target (--target or a --targets file)")
-    problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees)
+    problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees,
+                                     full_runs)
     costs = problem.costs
     executor = executor_for(problem, workers or available_cpus(), address)
     try:

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from compiler.capacity.candidate import Candidate, apply
+from compiler.capacity.certain_misses import CertainMisses
 from compiler.capacity.targets import Target
 from compiler.core.errors import KueuePolicyError, PolicyError
 from compiler.simulate.trace import Trace, TraceNotes
@@ -34,6 +35,7 @@ class Problem:
     targets: list[Target]
     costs: dict[str, float]       # pool -> price of a GPU hour (1 when the policy gives none)
     gpus_per_node: dict[str, int]
+    full_runs: bool = False       # every candidate to the end of the trace (`--full-runs`)
 
 
 @dataclass
@@ -52,6 +54,9 @@ class Evaluation:
     measured: dict[str, float | None] = field(default_factory=dict)  # target text -> worst value seen
     mig_layouts: dict[str, list[dict]] = field(default_factory=dict)
     quotas: dict[str, dict] = field(default_factory=dict)  # team -> {guaranteed, burst, lend, mig}
+    # Its simulation stopped at this second of the trace, a miss being certain (then `misses`
+    # are those certain misses and there are no figures), or None: simulated to the end.
+    stopped_at: int | None = None
 
     @property
     def worst_wait(self) -> float | None:
@@ -125,7 +130,9 @@ def _whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
     return Trace.model_construct(jobs=jobs)
 
 
-def evaluate(problem: Problem, candidate: Candidate) -> Evaluation:
+def evaluate(problem: Problem, candidate: Candidate, full: bool = False) -> Evaluation:
+    """The candidate simulated on the trace, stopped once a miss is certain (certain_misses.py)
+    unless `full` or `problem.full_runs`."""
     from compiler.simulate.runner import compiled_cluster, simulate_compiled
     from compiler.stages.pipeline import PolicySource
 
@@ -139,10 +146,13 @@ def evaluate(problem: Problem, candidate: Candidate) -> Evaluation:
         return Evaluation(candidate, cost, gpus, False, [f"does not compile: {reason}"], error=reason)
     with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
     trace = _whole_gpu_trace(problem.trace, with_mig)
+    watch = None if full or problem.full_runs else CertainMisses(problem.targets)
     try:
-        report = simulate_compiled(artifacts, trace, problem.notes, problem.trace_label)
+        report = simulate_compiled(artifacts, trace, problem.notes, problem.trace_label, watch)
     except KueuePolicyError as error:
         return Evaluation(candidate, cost, gpus, False, [f"cannot be simulated: {error}"], error=str(error))
+    if report.run.stopped is not None:
+        return Evaluation(candidate, cost, gpus, False, watch.misses, stopped_at=report.run.stopped)
     summary = report.summary
     misses, measured = check_targets(problem.targets, summary)
     layouts = {name: [layout.to_dict() for layout in plan.layouts]

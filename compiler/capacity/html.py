@@ -17,17 +17,19 @@ _PAGE = """<!DOCTYPE html>
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}svg text{font-size:11px}.miss{color:#b00}</style></head>
 <body><h1>capacity: __TITLE__</h1><p id="summary"></p><svg id="frontier" width="760" height="420"></svg>
 <p>Each point is one candidate, simulated: cost per hour (x) against the highest p95 wait of any team (y).
-Green meets every target, red misses one, grey never started some job. The ringed point is the answer.</p>
+Green meets every target, red misses one, grey never started some job; a hollow red point at the top
+was stopped once a miss was certain (no waits to draw). The ringed point is the answer.</p>
 <div id="tables"></div>
 <script type="application/json" id="data">__DATA__</script>
 <script>
 const d = JSON.parse(document.getElementById('data').textContent);
 const svg = document.getElementById('frontier'), W = 760, H = 420, L = 70, B = 40;
 const pts = d.candidates, ys = pts.map(p => p.worstP95Wait).filter(v => v !== null);
+const stopped = p => p.stoppedAt !== null && p.stoppedAt !== undefined;
 const xmin = Math.min(...pts.map(p => p.cost)), xmax = Math.max(...pts.map(p => p.cost));
 const ymax = Math.max(1, ...ys) * 1.1;
 const X = c => L + (xmax > xmin ? (c - xmin) / (xmax - xmin) : 0.5) * (W - L - 20);
-const Y = w => H - B - (w === null ? 1 : w / ymax) * (H - B - 20);
+const Y = w => H - B - (w === null ? 1 : w / ymax) * (H - B - 20), TOP = 20;
 const ns = 'http://www.w3.org/2000/svg';
 function el(n, a, t) { const e = document.createElementNS(ns, n); for (const k in a) e.setAttribute(k, a[k]);
   if (t) e.textContent = t; svg.appendChild(e); return e; }
@@ -39,7 +41,8 @@ for (let i = 0; i <= 4; i++) { const w = ymax * i / 4; el('text', {x: 8, y: Y(w)
 for (let i = 0; i <= 4; i++) { const c = xmin + (xmax - xmin) * i / 4; el('text', {x: X(c) - 10, y: H - B + 16}, c.toFixed(1)); }
 const best = d.answer ? d.answer.candidate : null;
 for (const p of pts) {
-  const c = el('circle', {cx: X(p.cost), cy: Y(p.worstP95Wait), r: p.candidate === best ? 7 : 4,
+  const c = stopped(p) ? el('circle', {cx: X(p.cost), cy: TOP, r: 4, fill: 'none', stroke: '#c33'})
+    : el('circle', {cx: X(p.cost), cy: Y(p.worstP95Wait), r: p.candidate === best ? 7 : 4,
     fill: p.worstP95Wait === null ? '#999' : (p.meets ? '#2a2' : '#c33'), stroke: p.candidate === best ? '#000' : 'none'});
   const t = document.createElementNS(ns, 'title'); t.textContent = p.candidate + ' | ' + p.cost + '/h' +
     (p.misses.length ? ' | ' + p.misses.join('; ') : ' | meets'); c.appendChild(t);

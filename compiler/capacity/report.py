@@ -58,7 +58,8 @@ def _team_rows(evaluation: Evaluation, baseline: Evaluation) -> list[dict]:
 
 def _point(evaluation: Evaluation) -> dict:
     return {"candidate": evaluation.candidate.label(), "cost": evaluation.cost, "meets": evaluation.meets,
-            "worstP95Wait": evaluation.worst_wait, "misses": evaluation.misses, "measured": evaluation.measured}
+            "worstP95Wait": evaluation.worst_wait, "misses": evaluation.misses, "measured": evaluation.measured,
+            "stoppedAt": evaluation.stopped_at}
 
 
 def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str, trace: str, targets: list[str],

@@ -89,6 +89,11 @@ class Space:
     guarantees: str = "keep"                  # "keep" | "demand"
     demand: dict = field(default_factory=dict)  # cut -> [TeamBase] from the trace's offered load
 
+    @property
+    def baseline(self) -> Candidate:
+        """The policy as it is: today's nodes, its own cuts and guarantees."""
+        return Candidate(tuple((p.name, p.current) for p in self.pools))
+
     def mig_models(self, cut) -> list[str]:
         chosen = dict(cut)
         return [p.gpu for p in self.pools if p.cut_in(chosen) != "none"]
@@ -183,11 +188,20 @@ class Search:
             self.best = evaluation
         self.on_done(evaluation, self.best)
 
-    def batch(self, candidates: list[Candidate]) -> list[Evaluation]:
-        wanted = [c for c in dict.fromkeys(candidates) if c not in self.cache]
-        for evaluation in self.executor.evaluate(wanted, self._done) if wanted else []:
+    def batch(self, candidates: list[Candidate], full: bool = False) -> list[Evaluation]:
+        """The candidates' evaluations, each simulated once. `full`: the ones whose misses the
+        report prints (the policy as it is, the largest candidates, the proof) run to the end of
+        the trace, so their misses are figures; one stopped earlier is simulated again in full
+        and takes its place in the order."""
+        wanted = [c for c in dict.fromkeys(candidates)
+                  if c not in self.cache or (full and self.cache[c].stopped_at is not None)]
+        for evaluation in self.executor.evaluate(wanted, self._done, full) if wanted else []:
+            stopped = self.cache.get(evaluation.candidate)
             self.cache[evaluation.candidate] = evaluation
-            self.order.append(evaluation)
+            if stopped is None:
+                self.order.append(evaluation)
+            else:
+                self.order[next(i for i, e in enumerate(self.order) if e is stopped)] = evaluation
         return [self.cache[c] for c in candidates]
 
     # -- guarantees ----------------------------------------------------------------------------------
@@ -228,7 +242,7 @@ class Search:
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> Answer:
         pools = self.space.pools
-        baseline_candidate = Candidate(tuple((p.name, p.current) for p in pools))
+        baseline_candidate = self.space.baseline
         largest_nodes = tuple((p.name, p.maximum) for p in pools)
         demand = self.space.guarantees == "demand"
         first = [baseline_candidate]
@@ -236,7 +250,7 @@ class Search:
             first.append(self._candidate(largest_nodes, cut, self.space.teams))
             if demand:
                 first.append(self._candidate(largest_nodes, cut, self.space.demand[cut]))
-        evaluated = self.batch(first)
+        evaluated = self.batch(first, full=True)
         baseline, rest = evaluated[0], evaluated[1:]
         per_cut = 2 if demand else 1
         results = [self._descend_cut(cut, rest[i * per_cut:(i + 1) * per_cut]) for i, cut in enumerate(self.space.cuts)]
@@ -309,7 +323,7 @@ class Search:
                 fewer = dict(nodes)
                 fewer[pool.name] -= 1
                 proposals.append(self._candidate(tuple(fewer.items()), cut, reference))
-        return self.batch(proposals)
+        return self.batch(proposals, full=True)
 
 
 def estimated_total(space: Space) -> int:

@@ -30,15 +30,17 @@ Done = Callable[[Evaluation], None]
 _PROBLEM: list[Problem] = []
 
 
-def _evaluate_indexed(item: tuple[int, Candidate]) -> tuple[int, Evaluation]:
-    index, candidate = item
-    return index, evaluate(_PROBLEM[0], candidate)
+def _evaluate_indexed(item: tuple[int, Candidate, bool]) -> tuple[int, Evaluation]:
+    index, candidate, full = item
+    return index, evaluate(_PROBLEM[0], candidate, full)
 
 
 class Executor(Protocol):
+    """Evaluates a batch (`full`: every run to the end of the trace, see evaluate.py)."""
+
     workers: int
 
-    def evaluate(self, candidates: list[Candidate], done: Done) -> list[Evaluation]: ...
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]: ...
 
     def close(self) -> None: ...
 
@@ -50,10 +52,10 @@ class InProcess:
         self.problem = problem
         self.workers = 1
 
-    def evaluate(self, candidates: list[Candidate], done: Done) -> list[Evaluation]:
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]:
         results = []
         for candidate in candidates:
-            results.append(evaluate(self.problem, candidate))
+            results.append(evaluate(self.problem, candidate, full))
             done(results[-1])
         return results
 
@@ -69,9 +71,10 @@ class LocalProcesses:
         self.workers = workers
         self._pool = multiprocessing.get_context("fork").Pool(workers)
 
-    def evaluate(self, candidates: list[Candidate], done: Done) -> list[Evaluation]:
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]:
         results: list[Evaluation | None] = [None] * len(candidates)
-        for index, evaluation in self._pool.imap_unordered(_evaluate_indexed, list(enumerate(candidates))):
+        items = [(index, candidate, full) for index, candidate in enumerate(candidates)]
+        for index, evaluation in self._pool.imap_unordered(_evaluate_indexed, items):
             results[index] = evaluation
             done(evaluation)
         return results  # type: ignore[return-value]
@@ -98,10 +101,10 @@ class DaskCluster:
                                   self._client.scheduler_info()["workers"].values()))
         self._problem = self._client.scatter(problem, broadcast=True)
 
-    def evaluate(self, candidates: list[Candidate], done: Done) -> list[Evaluation]:
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]:
         from distributed import as_completed
 
-        futures = [self._client.submit(evaluate, self._problem, candidate, pure=False) for candidate in candidates]
+        futures = [self._client.submit(evaluate, self._problem, candidate, full, pure=False) for candidate in candidates]
         position = {future.key: index for index, future in enumerate(futures)}
         results: list[Evaluation | None] = [None] * len(candidates)
         for future in as_completed(futures):

@@ -16,6 +16,9 @@ cdef class _EventLoop:
     cdef public list circles
     cdef public object running
     cdef public object gate
+    cdef public object watch
+    cdef public list preempted
+    cdef public object stopped
 
     @cython.locals(next_arrival=Py_ssize_t, total=Py_ssize_t)
     cpdef run(self)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime
 import heapq
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Protocol
 
 from compiler.core import codes
 from compiler.stages.admissibility import workload_object
@@ -88,6 +88,15 @@ class UsageChange(NamedTuple):
 _new_tuple = tuple.__new__
 
 
+class MomentWatch(Protocol):
+    """Shown the jobs before the run starts, then told the end of every moment and the runs it
+    preempted; answers whether to stop there."""
+
+    def start(self, runs: list[JobRun]) -> None: ...
+
+    def after(self, now: int, preempted: list[JobRun]) -> bool: ...
+
+
 @dataclass
 class SimulationRun:
     runs: list[JobRun]
@@ -98,6 +107,8 @@ class SimulationRun:
     # free GPUs per top-level domain over time (the HTML page).
     topology: list[dict] = field(default_factory=list)
     domains: list[dict] = field(default_factory=list)
+    # The moment a watch stopped the run at (`Simulation.run`'s `watch`), or None: run to the end.
+    stopped: int | None = None
 
 
 def _timestamp(seconds: int) -> str:
@@ -208,10 +219,13 @@ class Simulation:
 
     # -- the run -----------------------------------------------------------------------------
     def run(self, observer: Callable[[str, int, "_EventLoop"], None] | None = None,
-            reuse: bool = True) -> SimulationRun:
+            reuse: bool = True, watch: MomentWatch | None = None) -> SimulationRun:
         """Run the trace. `observer(phase, now, loop)` is called at every moment with phase
-        "before" (arrivals and completions applied, not yet scheduled) and "after"."""
-        loop = _EventLoop(self, self.engine(reuse), observer)
+        "before" (arrivals and completions applied, not yet scheduled) and "after"; `watch`
+        may stop the run at the end of a moment (then the run's `stopped` is that moment)."""
+        loop = _EventLoop(self, self.engine(reuse), observer, watch)
+        if watch is not None:
+            watch.start(self.runs)
         with few_collections():
             return loop.run()
 
@@ -220,10 +234,14 @@ class _EventLoop:
     """Arrivals and completions in time order; the engine runs to quiescence after each moment."""
 
     def __init__(self, simulation: Simulation, engine: Engine,
-                 observer: Callable[[str, int, "_EventLoop"], None] | None = None):
+                 observer: Callable[[str, int, "_EventLoop"], None] | None = None,
+                 watch: MomentWatch | None = None):
         self.simulation = simulation
         self.engine = engine
         self.observer = observer
+        self.watch = watch
+        self.preempted: list[JobRun] = []  # this moment's preempted runs (kept for `watch` only)
+        self.stopped: int | None = None
         engine.journal = []
         self.by_key = {run.key: run for run in simulation.runs}
         self.arrivals = sorted(simulation.runs, key=lambda r: (r.job.at, r.job.team, r.job.name))
@@ -255,6 +273,11 @@ class _EventLoop:
             self._schedule(now)
             if self.observer is not None:
                 self.observer("after", now, self)
+            if self.watch is not None:
+                if self.watch.after(now, self.preempted):
+                    self.stopped = now
+                    break
+                self.preempted.clear()
         for run in self.simulation.runs:
             if run.started is None:
                 info = self.engine.infos.get(run.key)
@@ -262,9 +285,9 @@ class _EventLoop:
         if self.circles:
             self.warnings.append(_circles_warning(self.circles))
         if self.gate is None:
-            return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings)
+            return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings, stopped=self.stopped)
         return SimulationRun(self.simulation.runs, self.timeline, now, self.warnings,
-                             self.gate.summary(now), self.gate.series(now))
+                             self.gate.summary(now), self.gate.series(now), self.stopped)
 
     def _drop_stale_completions(self) -> None:
         # The completion of a run that was preempted never happens: it is no event, and must
@@ -324,6 +347,8 @@ class _EventLoop:
                 run.started = None
                 if preemptor in self.by_key:
                     self.by_key[preemptor].preempted_others += 1
+                if self.watch is not None:
+                    self.preempted.append(run)
                 self._release(run.key)
         engine.journal.clear()
         return again

@@ -16,7 +16,7 @@ from compiler.runtime.parallel import Outcome, beside
 from compiler.runtime.garbage_collection import few_collections
 from compiler.stages.pipeline import ClusterArtifacts, PolicySource, compile_policy
 from compiler.simulate import metrics
-from compiler.simulate.driver import Simulation, SimulationRun
+from compiler.simulate.driver import MomentWatch, Simulation, SimulationRun
 from compiler.simulate.trace import Trace, TraceNotes, export_jobs, from_export, is_kueue_export, read_bytes, read_trace
 
 
@@ -68,12 +68,17 @@ def _simulate(source: PolicySource, trace_path: Path, cluster: str | None) -> Si
     return simulate_compiled(artifacts, trace, notes, str(trace_path))
 
 
-def simulate_compiled(artifacts: ClusterArtifacts, trace: Trace, notes: TraceNotes, trace_label: str) -> SimulationReport:
+def simulate_compiled(artifacts: ClusterArtifacts, trace: Trace, notes: TraceNotes, trace_label: str,
+                      watch: MomentWatch | None = None) -> SimulationReport:
     """One run of an already read trace through an already compiled cluster: `capacity` reads
-    the trace once and runs it through many candidate policies, with the very code of `simulate`."""
+    the trace once and runs it through many candidate policies, with the very code of `simulate`.
+    `watch` may stop the run early (`capacity`'s certain misses); a run it stops has no
+    summary (its figures would be those of part of the trace)."""
     objects = [o.obj for o in artifacts.objects]
     simulation = Simulation(artifacts.cluster, objects, trace, trace_label, artifacts.kueue_configuration)
-    run = simulation.run()
+    run = simulation.run(watch=watch)
+    if run.stopped is not None:
+        return SimulationReport(artifacts.name, {}, run, artifacts)
     weights = {team.name: float(team.weight) for team in artifacts.cluster.teams}
     summary = metrics.summarize(run, load_manifests(simulation.base), weights)
     summary["cluster"] = artifacts.name
