@@ -17,9 +17,10 @@ Why a miss can be certain before the end (every fact below only grows with time)
   started within D is below the target once N minus those jobs is;
 * the preemptions a team suffers only add up.
 
-A job on time at its deadline but preempted later is not counted (it would be late): the watch
-can stop later than it might, never earlier than it should. So a stopped candidate is one the
-whole simulation would fail too, and the search takes the same decisions either way.
+A job on time at its deadline and preempted later is counted late at that preemption (its next
+start can only come later). The watch counts only what is already certain, so it may stop later
+than it might, never earlier than it should: a stopped candidate is one the whole simulation
+fails too, and the search takes the same decisions either way.
 """
 
 from __future__ import annotations
@@ -50,27 +51,36 @@ class _Deadlines:
     late: dict[str, int] = field(default_factory=dict)
     limits: dict[str, list[_Limit]] = field(default_factory=dict)   # team -> its limits on this duration
     passed: int = 0                              # runs[:passed] have been judged
+    on_time: set[str] = field(default_factory=set)   # keys of judged runs started by their deadline
 
-    def advance(self, now: int) -> list[_Limit]:
-        """Judge every job whose deadline is before `now`; the limits reached on the way."""
-        runs, seconds, reached = self.runs, self.seconds, []
+    def count_late(self, team: str, reached: list[_Limit]) -> None:
+        count = self.late[team] = self.late.get(team, 0) + 1
+        for limit in self.limits.get(team, ()):
+            if count == limit.threshold:
+                reached.append(limit)
+
+    def preempted(self, run, reached: list[_Limit]) -> None:
+        """A run on time at its deadline, preempted since: it will start again later, late."""
+        if run.key in self.on_time:
+            self.on_time.discard(run.key)
+            self.count_late(run.job.team, reached)
+
+    def advance(self, now: int, reached: list[_Limit]) -> None:
+        """Judge every job whose deadline is before `now`, adding the limits reached to `reached`."""
+        runs, seconds, on_time = self.runs, self.seconds, self.on_time
         index, total = self.passed, len(runs)
         while index < total:
             run = runs[index]
             deadline = run.job.at + seconds
-            if deadline >= now:
-                break
+            if deadline > now:
+                break   # (one due now and not started will start later than now: late)
             index += 1
             started = run.started
             if started is not None and started <= deadline:
-                continue   # on time so far (a later preemption would make it late: not counted)
-            team = run.job.team
-            count = self.late[team] = self.late.get(team, 0) + 1
-            for limit in self.limits.get(team, ()):
-                if count == limit.threshold:
-                    reached.append(limit)
+                on_time.add(run.key)   # so far (`preempted` counts it late if it loses this run)
+            else:
+                self.count_late(run.job.team, reached)
         self.passed = index
-        return reached
 
 
 def _late_threshold(target: Target, jobs: int) -> int:
@@ -124,8 +134,10 @@ class CertainMisses:
             team = run.job.team
             count = self._preempted[team] = self._preempted.get(team, 0) + 1
             reached += [limit for limit in self._preemption_limits.get(team, ()) if count == limit.threshold]
+            for clock in self._deadlines.values():
+                clock.preempted(run, reached)
         for clock in self._deadlines.values():
-            reached += clock.advance(now)
+            clock.advance(now, reached)
         if not reached:
             return False
         self.stopped_at = now

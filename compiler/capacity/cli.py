@@ -64,8 +64,9 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     bounded = space_from(pools, requirements.bounds)
     accepted = {t.name: tuple(p.name for p in [*t.gpu_pools, *t.mig_pools]) for t in artifacts.cluster.teams}
     bursts = {t.name: t.spec.gpus.burst for t in artifacts.cluster.teams}
-    # A team that never borrows (`burst: 0`, a choice the search keeps, or no cohort) gets its peak
-    # as its guarantee from demand: its mean would leave it waiting at every busy hour.
+    # A team that never borrows (`burst: 0`, a choice the search keeps, or no cohort) gets its
+    # ceiling (peak, and room for its largest job) as its guarantee from demand: its mean would
+    # leave it waiting at every busy hour.
     borrows = {t.name: t.cohort is not None and t.spec.gpus.burst != 0 for t in artifacts.cluster.teams}
     teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)),
                       accepted[t.name], bursts[t.name])
@@ -75,8 +76,8 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
     for cut in space.cuts:
         load = offered_load(trace, accepts, space.mig_models(cut))
-        space.demand[cut] = [TeamBase(team, need.gpus if borrows[team] else need.peak, tuple(need.mig.items()),
-                                      accepted[team], bursts[team], need.peak if borrows[team] else None)
+        space.demand[cut] = [TeamBase(team, need.gpus if borrows[team] else need.ceiling, tuple(need.mig.items()),
+                                      accepted[team], bursts[team], need.ceiling if borrows[team] else None)
                              for team, need in sorted(load.items())]
     return space
 

@@ -14,7 +14,8 @@ The peak is the level of whole GPUs the team's jobs would hold if each started o
 the team stays at or below for 99% of the trace's span (a time-weighted 99th percentile): the
 ceiling (guarantee plus burst) that lets its busiest hours run without waiting on its own limit.
 The maximum would let one outlier set every team's ceiling; the mean would make a team wait
-whenever its demand is above average, however idle the cluster.
+whenever its demand is above average, however idle the cluster. The ceiling is never below the
+team's largest job, though, however rare: a job larger than its team's ceiling never starts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ class TeamDemand:
     gpus: int                  # whole GPUs kept busy on average, rounded up
     mig: dict[str, int]        # MIG profile -> instances kept busy on average, rounded up
     peak: int                  # whole GPUs held at or below for 99% of the span (see above)
+    largest: int = 0           # whole GPUs of the team's largest job (replicas x GPUs)
+
+    @property
+    def ceiling(self) -> int:
+        """The guarantee plus burst the team's demand needs: its peak, and room for its largest job."""
+        return max(self.peak, self.largest)
 
 
 def _peak(intervals: list[tuple[float, float, int]], start: float, span: float) -> int:
@@ -80,6 +87,7 @@ def offered_load(trace: Trace, teams: list[TeamPools], mig_models: list[str]) ->
     whole: dict[str, float] = defaultdict(float)
     mig: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     intervals: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
+    largest: dict[str, int] = defaultdict(int)
     for job in trace.jobs:
         models = accepted.get(job.team, [])
         wants_mig = job.mig is not None or job.gpuMemory is not None
@@ -94,6 +102,8 @@ def offered_load(trace: Trace, teams: list[TeamPools], mig_models: list[str]) ->
                 continue
         gpus = 1 if wants_mig else (job.gpus or 0)
         whole[job.team] += job.replicas * gpus * job.duration
+        if gpus:
+            largest[job.team] = max(largest[job.team], job.replicas * gpus)
         if gpus and job.duration > 0:
             intervals[job.team].append((job.at, job.at + job.duration, job.replicas * gpus))
     result = {}
@@ -101,5 +111,5 @@ def offered_load(trace: Trace, teams: list[TeamPools], mig_models: list[str]) ->
         result[team.team] = TeamDemand(
             math.ceil(whole.get(team.team, 0.0) / span - EPSILON),
             {p: math.ceil(v / span - EPSILON) for p, v in sorted(mig.get(team.team, {}).items()) if v > 0},
-            _peak(intervals.get(team.team, []), start, span))
+            _peak(intervals.get(team.team, []), start, span), largest.get(team.team, 0))
     return result

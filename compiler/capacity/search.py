@@ -77,7 +77,7 @@ class TeamBase:
     mig: tuple[tuple[str, int], ...]
     pools: tuple[str, ...] = ()     # every pool the team accepts, whole-GPU or MIG, as the policy has them
     burst: int | None = None        # the policy's burst (None: unlimited)
-    peak: int | None = None         # demand, teams that borrow: whole GPUs its jobs hold 99% of the time
+    peak: int | None = None         # demand, teams that borrow: the ceiling (TeamDemand.ceiling) its burst covers
 
 
 @dataclass

@@ -15,7 +15,7 @@ from kp_testing import run_cli
 from kp_testing.policies import write_policy
 
 from compiler.capacity.demand import TeamPools, offered_load
-from compiler.capacity.search import TeamBase, fit_to_pools
+from compiler.capacity.search import TeamBase, _burst, fit_to_pools
 from compiler.simulate.trace import Trace
 
 # -- fit_to_pools: Hall's condition over every set of teams --------------------------------------------
@@ -209,3 +209,32 @@ def test_a_team_that_never_borrows_keeps_burst_zero_and_is_guaranteed_its_peak(t
     assert rows["team-a"]["burst"] == 0
     assert rows["team-a"]["guaranteed"] == _level_at_or_below(trace, "team-a", 0.99)
     assert rows["team-b"]["burst"] > 1
+
+
+def test_the_ceiling_holds_the_largest_job_however_rare() -> None:
+    """A team's one 16-GPU job among 1-GPU jobs is under its 99th percentile, yet the ceiling
+    (guarantee plus burst) must hold it, or it never starts."""
+    jobs = [{"team": "a", "name": f"small-{i}", "at": i * 3600, "duration": 3600, "replicas": 1, "gpus": 1}
+            for i in range(200)]
+    jobs.append({"team": "a", "name": "large", "at": 7200, "duration": 600, "replicas": 2, "gpus": 8})
+    demand = offered_load(Trace(jobs=jobs), [TeamPools("a", None)], [])["a"]
+    assert demand.peak == 1 and demand.largest == 16 and demand.ceiling == 16
+    team = TeamBase("a", 1, (), ("p",), burst=4, peak=demand.ceiling)
+    assert demand.gpus + _burst(team, demand.gpus) >= 16
+
+
+def test_a_rare_large_job_starts_in_the_answer(tmp_path: Path) -> None:
+    """End to end: the policy's ceiling (2 GPUs) never starts team-a's one 8-GPU job; demand's
+    ceiling holds it, so every job of the trace starts within the target."""
+    policy = _policy(tmp_path, {"team-a": (1, 1, "on-demand-first"), "team-b": (1, 1, "on-demand-first")})
+    rows = ["team,name,at,duration,replicas,gpus"]
+    rows += [f"team-{'ab'[i % 2]},j{i},{i * 1800},1200,1,1" for i in range(100)]
+    rows.append("team-a,large,40900,400,2,4")   # 0.2% of the span: under the 99th percentile
+    trace = tmp_path / "trace.csv"
+    trace.write_text("\n".join(rows) + "\n")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "within-2h>=100%", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert any("team-a" in miss for miss in data["baseline"]["misses"]), "the policy's ceiling must hold the job back"
+    team_a = {row["team"]: row for row in data["answer"]["teams"]}["team-a"]
+    assert team_a["guaranteed"] + team_a["burst"] >= 8 and team_a["neverStarted"] == 0, team_a

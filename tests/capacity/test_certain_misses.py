@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 from conftest import lab_trace
 from kp_testing import run_cli
 
 from compiler.capacity import targets as targets_module
 from compiler.capacity.candidate import Candidate, TeamQuota
-from compiler.capacity.certain_misses import _late_threshold
+from compiler.capacity.certain_misses import CertainMisses, _late_threshold
 from compiler.capacity.cli import _prepare
 from compiler.capacity.evaluate import check_targets, evaluate
 from compiler.capacity.targets import parse_target
@@ -109,3 +110,30 @@ def test_the_search_decides_the_same_with_full_runs(lab: Path, tmp_path: Path) -
     assert all(c["stoppedAt"] is None for c in whole["candidates"])
     island = page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0]
     assert sum(1 for c in json.loads(island)["candidates"] if c["stoppedAt"] is not None) == len(stopped)
+
+
+def _run(key: str, at: int, started: int | None) -> SimpleNamespace:
+    return SimpleNamespace(key=key, job=SimpleNamespace(team="t", at=at), started=started)
+
+
+def test_a_job_on_time_then_preempted_is_late() -> None:
+    """A job started by its deadline and preempted after it will start again later: late. With
+    one job already late, that second one decides a p50 over two jobs at the preemption."""
+    on_time, waiting = _run("t/a", 0, 0), _run("t/b", 0, None)
+    watch = CertainMisses([parse_target("p50-wait<=10m")])
+    watch.start([on_time, waiting])
+    assert not watch.after(601, [])            # b is late; a, running since 0, on time so far
+    assert not watch.after(650, [])
+    on_time.started = None
+    assert watch.after(700, [on_time])         # a lost its run: it will start after 700, late too
+    assert watch.stopped_at == 700 and watch.misses[0].startswith("t p50 wait > 10.0 min: 2 of its 2 jobs")
+
+
+def test_a_job_started_by_its_deadline_is_on_time() -> None:
+    """The boundary: a job started exactly at `arrival + D` waits D, which meets `<= D`."""
+    jobs = [_run("t/a", 0, 600), _run("t/b", 0, 600)]
+    watch = CertainMisses([parse_target("p50-wait<=10m")])
+    watch.start(jobs)
+    assert not watch.after(601, []) and not watch.after(10_000, [])
+    jobs[1].started = None
+    assert watch.after(10_001, [jobs[1]]) is False   # one late of two: the p50 (rank 1) is still 600 s
