@@ -3,7 +3,7 @@
 A target is one line of text, the same on the command line and in a targets file:
 
 * `p95-wait<=30m`            every team's 95th-percentile wait at most 30 minutes;
-* `team-a:p99-wait<=2h`      team-a's 99th percentile at most two hours;
+* `team-a:p99-wait<=2h`      team-a's 99th percentile at most two hours (`p100`: every job);
 * `within-10m>=90%`          every team starts at least 90% of its jobs within 10 minutes;
 * `preemptions<=3`           no team suffers more than 3 preemptions over the trace.
 
@@ -25,7 +25,7 @@ from compiler.core.errors import Diagnostic, InputError, SourcePosition
 DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 _DURATION = r"(\d+(?:\.\d+)?)(s|min|m|h|d)?"
 _TEAM = r"(?:([a-z0-9](?:[-a-z0-9]*[a-z0-9])?):)?"
-_WAIT = re.compile(rf"^{_TEAM}p(\d{{1,2}}(?:\.\d+)?)-wait<={_DURATION}$")
+_WAIT = re.compile(rf"^{_TEAM}p(100|\d{{1,2}}(?:\.\d+)?)-wait<={_DURATION}$")   # p100: the longest wait
 _WITHIN = re.compile(rf"^{_TEAM}within-{_DURATION}>=(\d+(?:\.\d+)?)%$")
 _PREEMPTIONS = re.compile(rf"^{_TEAM}preemptions<=(\d+)$")
 _BOUND = re.compile(r"^([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)=(\d+)(?:\.\.(\d+))?$")
@@ -77,7 +77,7 @@ def parse_target(text: str) -> Target:
         team, pct, number, unit = match.groups()
         percentile = float(pct)
         if not 0 < percentile <= 100:
-            raise BadInput(f"'{text}': the percentile must be between 1 and 100")
+            raise BadInput(f"'{text}': the percentile must be above 0 and at most 100")
         return Target(text, team, "wait", percentile=percentile, seconds=duration_seconds(number, unit))
     if match := _WITHIN.match(compact):
         team, number, unit, share = match.groups()

@@ -22,13 +22,16 @@ def _no_traceback(done) -> None:
     ("within-10m>=90%", "within", None, 600),
     ("team-b:preemptions<=3", "preemptions", "team-b", 0),
     ("p50-wait <= 90s", "wait", None, 90),
+    ("p100-wait<=4h", "wait", None, 14400),
+    ("p99.9-wait<=1d", "wait", None, 86400),
 ])
 def test_target_forms(text: str, kind: str, team: str | None, seconds: int) -> None:
     target = parse_target(text)
     assert (target.kind, target.team, target.seconds) == (kind, team, seconds)
 
 
-@pytest.mark.parametrize("text", ["p95-wait<30m", "p0-wait<=1h", "p95-wait<=soon", "within-1h>=120%", "fast"])
+@pytest.mark.parametrize("text", ["p95-wait<30m", "p0-wait<=1h", "p101-wait<=1h", "p100.5-wait<=1h", "p95-wait<=soon",
+                                  "within-1h>=120%", "fast"])
 def test_bad_target_forms(text: str) -> None:
     with pytest.raises(BadInput):
         parse_target(text)

@@ -19,7 +19,7 @@ from compiler.capacity.cli import _prepare
 from compiler.capacity.evaluate import check_targets, evaluate
 from compiler.capacity.targets import parse_target
 
-TEXTS = ["p95-wait<=30m", "p50-wait<=10m", "p90-wait<=1h", "p99-wait<=2h", "p99.9-wait<=45m",
+TEXTS = ["p95-wait<=30m", "p50-wait<=10m", "p90-wait<=1h", "p99-wait<=2h", "p100-wait<=45m",
          "within-10m>=80%", "within-30m>=95%", "within-1h>=100%", "within-5m>=33.3%",
          "preemptions<=0", "preemptions<=2", "team-a:p95-wait<=20m", "team-b:within-15m>=90%"]
 
@@ -33,7 +33,7 @@ def test_the_late_jobs_that_make_a_miss_are_those_check_targets_counts() -> None
     """For every team size and target, `check_targets` finds a miss exactly when at least the
     threshold of jobs wait longer than the target's duration (the others on time)."""
     rng = random.Random(5)
-    texts = [f"p{p}-wait<=10m" for p in (1, 33.3, 50, 90, 95, 99, 99.9, 99.99)]
+    texts = [f"p{p}-wait<=10m" for p in (1, 33.3, 50, 90, 95, 99, 99.9, 100)]
     texts += [f"within-10m>={s}%" for s in (1, 12.5, 33.3, 50, 66.7, 90, 95, 99.5, 100)]
     for text in texts:
         target = parse_target(text)
