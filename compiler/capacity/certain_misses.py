@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from compiler.capacity.targets import Target
+
+if TYPE_CHECKING:
+    from compiler.simulate.driver import JobRun
 
 
 @dataclass
@@ -47,7 +51,7 @@ class _Deadlines:
     team's are late for this duration so far."""
 
     seconds: int
-    runs: list                                   # JobRun, by arrival
+    runs: list[JobRun]                           # by arrival
     late: dict[str, int] = field(default_factory=dict)
     limits: dict[str, list[_Limit]] = field(default_factory=dict)   # team -> its limits on this duration
     passed: int = 0                              # runs[:passed] have been judged
@@ -59,7 +63,7 @@ class _Deadlines:
             if count == limit.threshold:
                 reached.append(limit)
 
-    def preempted(self, run, reached: list[_Limit]) -> None:
+    def preempted(self, run: JobRun, reached: list[_Limit]) -> None:
         """A run on time at its deadline, preempted since: it will start again later, late."""
         if run.key in self.on_time:
             self.on_time.discard(run.key)
@@ -108,7 +112,7 @@ class CertainMisses:
         self.misses: list[str] = []
         self.stopped_at: int | None = None
 
-    def start(self, runs: list) -> None:
+    def start(self, runs: list[JobRun]) -> None:
         """The limits of every target on every team with jobs in the run."""
         jobs: dict[str, int] = {}
         for run in runs:
@@ -127,7 +131,7 @@ class CertainMisses:
                     clock = self._deadlines[target.seconds] = _Deadlines(target.seconds, by_arrival)
                 clock.limits.setdefault(team, []).append(_Limit(target, team, count, _late_threshold(target, count)))
 
-    def after(self, now: int, preempted: list) -> bool:
+    def after(self, now: int, preempted: list[JobRun]) -> bool:
         """Called at the end of every moment with the runs it preempted: True stops the run."""
         reached: list[_Limit] = []
         for run in preempted:
