@@ -6,7 +6,7 @@ Why: the busy trace's backlog is not stationary (it grows from about 100 waiting
 first tenth of the run to about 450 in the last), so the CPU a job costs over a whole trace
 depends on how long the trace is. Segment by segment it shows what the cost a job follows.
 
-    python bench/bench_simulate_segments.py [--jobs 100000] [--segment 10000] [--seed 28]
+    python bench/bench_simulate_segments.py [--jobs 100000] [--segment 10000] [--seed 28] [--rate 580]
                                             [--policy DIR --trace FILE]
 """
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import generate_busy_trace  # noqa: E402
 from generate_busy_trace import write_policy, write_trace  # noqa: E402
 
 from compiler.simulate import runner  # noqa: E402
@@ -76,7 +77,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--policy", type=Path, help="a policy folder (default: the busy cluster's)")
     parser.add_argument("--trace", type=Path, help="a trace (default: the busy trace of --jobs jobs)")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="arrivals an hour of the generated busy trace (default: the issue's 580)")
     args = parser.parse_args()
+    if args.rate is not None:
+        generate_busy_trace.RATE_PER_HOUR = args.rate
     engine = subprocess.run([sys.executable, "-m", "compiler.speedups", "status"], capture_output=True, text=True,
                             check=True).stdout.splitlines()[-1]
     print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}; {engine}")
