@@ -8,7 +8,7 @@ from compiler.evaluator.tree cimport QuotaNode
 cdef class Share:
     cdef public double weight
     cdef public double ratio
-    cdef public bint borrowing
+    cdef public object borrowing   # (as given: the checker cannot prove every caller passes a bool)
     cdef public object borrowed_frs
     cdef public dict excess
     cdef public tuple rank
