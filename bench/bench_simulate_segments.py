@@ -23,8 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import generate_busy_trace  # noqa: E402
-from generate_busy_trace import write_policy, write_trace  # noqa: E402
+from generate_busy_trace import RATE_PER_HOUR, write_policy, write_trace  # noqa: E402
 
 from compiler.simulate import runner  # noqa: E402
 from compiler.simulate.driver import Simulation  # noqa: E402
@@ -77,11 +76,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--policy", type=Path, help="a policy folder (default: the busy cluster's)")
     parser.add_argument("--trace", type=Path, help="a trace (default: the busy trace of --jobs jobs)")
-    parser.add_argument("--rate", type=float, default=None,
+    parser.add_argument("--rate", type=float, default=RATE_PER_HOUR,
                         help="arrivals an hour of the generated busy trace (default: the issue's 580)")
     args = parser.parse_args()
-    if args.rate is not None:
-        generate_busy_trace.RATE_PER_HOUR = args.rate
     engine = subprocess.run([sys.executable, "-m", "compiler.speedups", "status"], capture_output=True, text=True,
                             check=True).stdout.splitlines()[-1]
     print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}; {engine}")
@@ -91,7 +88,7 @@ def main() -> None:
         if args.policy is None:
             write_policy(policy)
         if args.trace is None:
-            write_trace(trace, args.jobs, args.seed)
+            write_trace(trace, args.jobs, args.seed, args.rate)
         segments, total = measure(policy, trace, args.segment)
     print(f"engine run: {total:.1f} s CPU (the trace read and the compile not counted)")
     print("| arrivals | CPU | moments | mean jobs waiting | CPU a job |")

@@ -46,13 +46,13 @@ def write_policy(root: Path, burst: int | None = 12) -> None:
             "  gpus: {guaranteed: 12" + ("" if burst is None else f", burst: {burst}") + "}\n")
 
 
-def write_trace(path: Path, jobs: int, seed: int) -> None:
+def write_trace(path: Path, jobs: int, seed: int, rate: float = RATE_PER_HOUR) -> None:
     rng = random.Random(seed)
     mu = math.log(MEAN_SECONDS) - SIGMA ** 2 / 2
     rows = ["team,name,at,duration,replicas,gpus,priority"]
     at = 0.0
     for index in range(jobs):
-        at += rng.expovariate(RATE_PER_HOUR / 3600.0)
+        at += rng.expovariate(rate / 3600.0)
         team = f"team-{rng.randrange(TEAMS):03d}"
         duration = max(60, min(10**6, int(rng.lognormvariate(mu, SIGMA))))
         priority = "high" if rng.random() < 0.25 else ""

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from compiler.capacity.targets import Target
+from compiler.simulate.metrics import rank_of
 
 if TYPE_CHECKING:
     from compiler.simulate.driver import JobRun
@@ -91,7 +92,7 @@ def _late_threshold(target: Target, jobs: int) -> int:
     """The number of jobs waiting longer than the target's duration that makes it a miss for a
     team of `jobs` jobs (what `evaluate.check_targets` would then find, whatever the others do)."""
     if target.kind == "wait":
-        rank = min(max(1, -(-int(round(target.percentile * 10)) * jobs // 1000)), jobs)
+        rank = rank_of(int(round(target.percentile * 10)), jobs)   # (evaluate.nearest_rank's)
         return jobs - rank + 1          # then fewer than `rank` jobs wait at most D: the rank-th is late
     late = max(0, jobs - math.ceil(target.share * jobs))
     while late > 0 and (jobs - (late - 1)) / jobs < target.share:
@@ -109,8 +110,7 @@ class CertainMisses:
         self._deadlines: dict[int, _Deadlines] = {}
         self._preemption_limits: dict[str, list[_Limit]] = {}
         self._preempted: dict[str, int] = {}
-        self.misses: list[str] = []
-        self.stopped_at: int | None = None
+        self.misses: list[str] = []   # the certain misses it stopped the run for
 
     def start(self, runs: list[JobRun]) -> None:
         """The limits of every target on every team with jobs in the run."""
@@ -144,7 +144,6 @@ class CertainMisses:
             clock.advance(now, reached)
         if not reached:
             return False
-        self.stopped_at = now
         self.misses = [self._sentence(limit, now) for limit in reached]
         return True
 

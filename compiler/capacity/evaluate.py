@@ -76,9 +76,10 @@ def nearest_rank(values: list[float], percentile: float) -> float | None:
     """simulate's nearest-rank percentile (metrics.percentile), with never-started jobs as endless waits."""
     if not values:
         return None
+    from compiler.simulate.metrics import rank_of
+
     ordered = sorted(values)
-    rank = max(1, -(-int(round(percentile * 10)) * len(ordered) // 1000))
-    return ordered[min(rank, len(ordered)) - 1]
+    return ordered[rank_of(int(round(percentile * 10)), len(ordered)) - 1]
 
 
 def check_targets(targets: list[Target], summary: dict) -> tuple[list[str], dict[str, float | None]]:

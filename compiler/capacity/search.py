@@ -89,11 +89,6 @@ class Space:
     guarantees: str = "keep"                  # "keep" | "demand"
     demand: dict = field(default_factory=dict)  # cut -> [TeamBase] from the trace's offered load
 
-    @property
-    def baseline(self) -> Candidate:
-        """The policy as it is: today's nodes, its own cuts and guarantees."""
-        return Candidate(tuple((p.name, p.current) for p in self.pools))
-
     def mig_models(self, cut) -> list[str]:
         chosen = dict(cut)
         return [p.gpu for p in self.pools if p.cut_in(chosen) != "none"]
@@ -242,7 +237,7 @@ class Search:
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> Answer:
         pools = self.space.pools
-        baseline_candidate = self.space.baseline
+        baseline_candidate = Candidate(tuple((p.name, p.current) for p in pools))
         largest_nodes = tuple((p.name, p.maximum) for p in pools)
         demand = self.space.guarantees == "demand"
         first = [baseline_candidate]

@@ -33,13 +33,18 @@ def is_accelerator(resource: str) -> bool:
     return resource == GPU_RESOURCE or resource.startswith(MIG_PREFIX)
 
 
+def rank_of(per_mille: int, count: int) -> int:
+    """The 1-based nearest rank of the `per_mille`/1000 percentile among `count` values (in
+    thousandths, so a percentile such as 99.9 is exact)."""
+    return min(max(1, -(-per_mille * count // 1000)), count)
+
+
 def percentile(values: list[int], fraction: float) -> int | None:
     """Nearest-rank percentile (the value below which `fraction` of the values fall)."""
     if not values:
         return None
     ordered = sorted(values)
-    rank = max(1, -(-int(round(fraction * 1000)) * len(ordered) // 1000))
-    return ordered[min(rank, len(ordered)) - 1]
+    return ordered[rank_of(int(round(fraction * 1000)), len(ordered)) - 1]
 
 
 @dataclass

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import lab_trace
 from kp_testing import run_cli
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from kp_testing.browser import CHROMIUM, console_errors, dump_dom
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
@@ -26,17 +23,11 @@ def test_the_frontier_draws_every_candidate_and_the_stopped_ones_hollow(lab: Pat
     data = json.loads(done.stdout)
     stopped = sum(1 for c in data["candidates"] if c["stoppedAt"] is not None)
     assert stopped, "the run must stop some candidate for the page to show one"
-    result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120)
+    result = dump_dom(page, tmp_path / "profile")
     dom = result.stdout
     circles = re.findall(r"<circle [^>]*>", dom)
     assert len(circles) == data["evaluated"], result.stderr[-2000:]
     assert sum(1 for c in circles if 'fill="none"' in c) == stopped
     assert sum(1 for c in circles if 'r="7"' in c) == 1   # the answer, ringed
     assert f"answer: {data['answer']['candidate']}" in dom
-    console_errors = [line for line in result.stderr.splitlines()
-                      if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
-    assert console_errors == []
+    assert console_errors(result.stderr) == []

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import pytest
+from kp_testing.browser import CHROMIUM, console_errors, dump_dom
 from kp_testing.policies import CLUSTER, team, write_policy
 from kp_testing import run_cli
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture
@@ -39,17 +36,11 @@ def test_the_page_needs_nothing_from_the_network(page):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_the_page_loads_in_chromium_without_errors_and_draws_its_charts(page, tmp_path):
-    result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120)
+    result = dump_dom(page, tmp_path / "profile")
     dom = result.stdout
     assert 'data-charts="4"' in dom, result.stderr[-2000:]
     assert "data-failed" not in dom and 'id="errors"></div>' in dom
-    console_errors = [line for line in result.stderr.splitlines()
-                      if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
-    assert console_errors == []
+    assert console_errors(result.stderr) == []
     # Both teams have a band in the usage chart, a box in the wait chart, a node in the tree.
     for name in ("a", "b"):
         assert f'data-team="{name}"' in dom and f'data-node="{name}"' in dom

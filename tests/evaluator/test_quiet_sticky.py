@@ -56,12 +56,7 @@ def test_an_overloaded_fair_sharing_cluster_simulates(tmp_path: Path) -> None:
     text = cluster.read_text()
     assert "  preemption:" in text
     cluster.write_text(text.replace("  preemption:", "  fairSharing: {enabled: true}\n  preemption:", 1))
-    rate = generate_busy_trace.RATE_PER_HOUR
-    try:
-        generate_busy_trace.RATE_PER_HOUR = 700
-        generate_busy_trace.write_trace(trace, 6000, 5)
-    finally:
-        generate_busy_trace.RATE_PER_HOUR = rate
+    generate_busy_trace.write_trace(trace, 6000, 5, rate=700)
     done = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr

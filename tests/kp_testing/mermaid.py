@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from kp_testing.browser import CHROMIUM
 
 
 def find_mmdc() -> str | None:
