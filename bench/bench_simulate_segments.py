@@ -2,9 +2,10 @@
 (bench/generate_busy_trace.py) is replayed in this process, and the CPU time is cut into
 segments of N arrivals, each with the mean number of jobs waiting at its moments (the backlog).
 
-Why: the busy trace's backlog is not stationary (it grows from about 100 waiting jobs in the
-first tenth of the run to about 450 in the last), so the CPU a job costs over a whole trace
-depends on how long the trace is. Segment by segment it shows what the cost a job follows.
+Why: the busy trace's backlog is not stationary at first (it grows from about 100 waiting jobs
+in the first 10,000 arrivals to about 480 by 125,000, then levels off), so the CPU a job costs
+over a whole trace depends on how long the trace is. Segment by segment it shows what the cost a
+job follows (`--jobs 250000 --segment 25000` shows the levelling off).
 
     python bench/bench_simulate_segments.py [--jobs 100000] [--segment 10000] [--seed 28] [--rate 580]
                                             [--policy DIR --trace FILE]
