@@ -248,6 +248,28 @@ def almost_pair(preemptor: QuotaNode, target: QuotaNode, almosts: dict,
     return found
 
 
+def compared_queues(kept: dict, nodes: Mapping[str, QuotaNode], preemptor: QuotaNode, holders: tuple[str, ...],
+                    almosts: dict) -> tuple[str, ...]:
+    """One queue of `holders` for each pair of nodes the strategies compare between the
+    preemptor's queue and them (`almost_pair`, which leaves every holder's pair in `almosts`):
+    the queues of another cohort all compare their cohort's node, so a busy tree's hundred
+    holders come down to a few dozen pairs. It depends on the tree's shape alone, so it is
+    kept in `kept` per (preemptor's queue, holders)."""
+    key = (preemptor.name, holders)
+    found = kept.get(key)
+    if found is None:
+        if len(kept) >= 4096:
+            kept.clear()
+        seen, queues = set(), []
+        for name in holders:
+            preemptor_node, target = almost_pair(preemptor, nodes[name], almosts)
+            if (id(preemptor_node), id(target)) not in seen:
+                seen.add((id(preemptor_node), id(target)))
+                queues.append(name)
+        found = kept[key] = tuple(queues)
+    return found
+
+
 def _almost(node: QuotaNode, lca: QuotaNode) -> QuotaNode:
     current = node
     for ancestor in node.ancestors():

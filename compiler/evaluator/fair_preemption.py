@@ -7,17 +7,16 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Callable, Mapping
 
 from compiler.evaluator.drs import INF, Share, compare, share_of
-from compiler.evaluator.fair_ordering import TargetOrdering, almost_pair, holding, strategy_passes
+from compiler.evaluator.fair_ordering import TargetOrdering, compared_queues, holding, strategy_passes
 from compiler.evaluator.fair_search_reads import Reclaim, SearchReads, at_start, pairs_read, paths_of, restore
 from compiler.evaluator.fair_tournament import spill
 from compiler.evaluator.info import WorkloadInfo
 from compiler.evaluator.preemption_common import (
     IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, PreemptionRequest, Snapshot, Target,
-    UntilCommit, candidate_key, candidate_order, satisfies_policy,
+    UntilCommit, candidate_order, satisfies_policy,
 )
 from compiler.evaluator.tree import QuotaNode
 
@@ -47,6 +46,7 @@ class FairSharingPreemption:
         self.reads: SearchReads | None = None  # what the last search read
         self._tree_order: dict[int, dict[str, int]] = {}  # id(root) -> CQ name -> position in a walk
         self._not_below: dict[tuple, str] = {}  # (id(root), pairs) -> the last queue `_below_all` failed on
+        self._compared: dict[tuple, tuple[str, ...]] = {}  # (CQ, queues with candidates) -> compared_queues
 
     def targets(self, request: PreemptionRequest) -> list[Target]:
         """The workloads to evict so that `request` fits, or [].
@@ -112,15 +112,16 @@ class FairSharingPreemption:
         usage = request.usage
         if all(not node.borrowing_with(fr, usage.get(fr, 0)) for fr in request.frs):
             return False
-        nodes, almosts = self.snapshot.nodes, self._almosts.setdefault(request.cq, {})
+        almosts = self._almosts.setdefault(request.cq, {})
         path, extras = node.path_nodes(), None
         preemptor_shares: dict[int, Share] = {}  # id(preemptor's almost node) -> its share then
+        compared = compared_queues(self._compared, self.snapshot.nodes, node, holders, almosts)
         # The queue that failed the last such test on these pairs of this tree is asked first:
         # it has a high share, and often fails it again (most searches then take from it).
         hint_key = (id(path[-1]), request.frs)
         hint = self._not_below.get(hint_key)
-        for name in (hint, *holders) if hint in holders else holders:
-            preemptor, target = almosts.get(name) or almost_pair(node, nodes[name], almosts)
+        for name in (hint, *compared) if hint in compared else compared:
+            preemptor, target = almosts[name]
             preemptor_new = preemptor_shares.get(id(preemptor))
             if preemptor_new is None:
                 if extras is None:
@@ -238,14 +239,13 @@ class FairSharingPreemption:
     def _allowed(self, request: PreemptionRequest, cq_name: str, policy: str) -> tuple[list, int]:
         """(candidate key, workload) of `cq_name`'s workloads using the contested pairs, in
         candidate order, and how many of them the policy lets the preemptor evict. The
-        snapshot's sorted list is used in place: ordered by priority first, a priority bound
-        is a prefix of it."""
+        snapshot's sorted list is used in place (pairs_read knows it by its identity): ordered
+        by priority first, a priority bound is a prefix of it."""
         snap = self.snapshot
         if len(request.frs) == 1:
             pairs = snap.sorted_candidates(cq_name, next(iter(request.frs)))
         else:
-            pairs = sorted(((candidate_key(info), info) for info in snap.candidates_in(cq_name, request.frs)),
-                           key=itemgetter(0))
+            pairs = snap.sorted_candidates_in(cq_name, request.frs)
         if policy == "Any":
             return pairs, len(pairs)
         if policy == "LowerPriority":

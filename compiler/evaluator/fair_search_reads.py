@@ -60,7 +60,14 @@ def pairs_read(request: PreemptionRequest, holders: tuple[str, ...], candidates:
             for name in holders:
                 frs.update(snapshot.pairs_used(name, contested))
     else:
-        for pairs, end in candidates.values():
+        pairs_used, sorted_in = snapshot.pairs_used, snapshot.sorted_candidates_in
+        for name, (pairs, end) in candidates.items():
+            if end and end == len(pairs) and pairs is sorted_in(name, request.frs):
+                # every workload of the queue on the contested pairs: the pairs they use are
+                # those the snapshot keeps per pair (a queue holds hundreds on a busy cluster)
+                for fr in request.frs:
+                    frs.update(pairs_used(name, fr))
+                continue
             for index in range(end):
                 frs.update(pairs[index][1].usage)
     return frs

@@ -15,6 +15,7 @@ cdef class Snapshot:
     cdef public dict _sorted
     cdef public dict _sums
     cdef public dict _pairs
+    cdef public dict _sorted_in
     cdef public dict priorities
     cdef public object epoch
     cdef public list _versions

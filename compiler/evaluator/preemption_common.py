@@ -104,6 +104,8 @@ class Snapshot:
         self._sorted: dict[tuple[str, FlavorResource], list[tuple[tuple, WorkloadInfo]]] = {}
         self._sums: dict[tuple[str, FlavorResource], list[int]] = {}  # prefix sums of _sorted's usage
         self._pairs: dict[tuple[str, FlavorResource], frozenset] = {}  # every pair _sorted's workloads use
+        # CQ name -> pairs -> `sorted_candidates_in`: dropped with any change of the queue's workloads
+        self._sorted_in: dict[str, dict[frozenset, list[tuple[tuple, WorkloadInfo]]]] = {}
         # Priorities of admitted workloads per CQ and per cohort tree (root): a preemptor no
         # policy lets preempt anything there is answered without a candidate search.
         self.priorities: dict[object, dict[int, int]] = {}
@@ -143,6 +145,7 @@ class Snapshot:
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
             self._pairs.pop((info.cluster_queue, fr), None)
+        self._sorted_in.pop(info.cluster_queue, None)
         self._count(info, 1)
         self._commit(info)
 
@@ -157,6 +160,7 @@ class Snapshot:
             self._sorted.pop((info.cluster_queue, fr), None)
             self._sums.pop((info.cluster_queue, fr), None)
             self._pairs.pop((info.cluster_queue, fr), None)
+        self._sorted_in.pop(info.cluster_queue, None)
         self._count(info, -1)
         self._commit(info)
 
@@ -310,6 +314,20 @@ class Snapshot:
             if value > cap + max(0, local - used):
                 return True
         return False
+
+    def sorted_candidates_in(self, cq_name: str, frs: frozenset) -> list[tuple[tuple, WorkloadInfo]]:
+        """(candidate_key, info) of the workloads of `cq_name` using any of `frs`, in candidate
+        order (`sorted_candidates` for several pairs). Kept until the queue's workloads change:
+        a fair-sharing search asks it of its own queue at every search, and an overloaded
+        cluster searches for most heads at every cycle."""
+        per_cq = self._sorted_in.get(cq_name)
+        if per_cq is None:
+            per_cq = self._sorted_in[cq_name] = {}
+        ordered = per_cq.get(frs)
+        if ordered is None:
+            ordered = per_cq[frs] = sorted(((candidate_key(info), info) for info in self.candidates_in(cq_name, frs)),
+                                           key=lambda item: item[0])
+        return ordered
 
     def candidates_in(self, cq_name: str, frs) -> list[WorkloadInfo]:
         """Every workload of `cq_name` using any of `frs` (each once)."""
