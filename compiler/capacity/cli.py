@@ -35,27 +35,47 @@ def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace]) -> list[tuple[t
     return [tuple(sorted(combination)) for combination in itertools.product(*options)] if options else [()]
 
 
+class _Bar:
+    """What the search tells the progress bar: a candidate done, and how far the simulations
+    under way have got (in_flight.py). Without a terminal, nothing is shown."""
+
+    def __init__(self, bar=None, task=None, total: int = 0, arrivals: tuple[int, int] = (0, 0)) -> None:
+        self.bar, self.task, self.arrivals = bar, task, arrivals  # the first and the last arrival
+        self.done_count, self.total, self.best_text = 0, total, "no candidate meets yet"
+
+    def done(self, evaluation: Evaluation, best: Evaluation | None) -> None:
+        if self.bar is None:
+            return
+        self.done_count += 1
+        self.total = max(self.total, self.done_count + 1)
+        if best is not None:
+            self.best_text = f"best {best.cost:,.2f}/h: {best.candidate.label()}"
+        self.bar.update(self.task, completed=self.done_count, total=self.total, description=self.best_text)
+
+    def running(self, reached: list[int]) -> None:
+        if self.bar is None or not reached:
+            return
+        first, last = self.arrivals
+        # (a simulation goes on past the last arrival until its jobs end: shown as "+")
+        hours = ", ".join(f"{(min(max(second, first), last) - first) / 3600:.1f}{'+' if second > last else ''}"
+                          for second in reached)
+        self.bar.update(self.task, description=f"{self.best_text}; simulating: {hours} of {(last - first) / 3600:.1f} h")
+
+
 @contextlib.contextmanager
-def _progress(total: int, quiet: bool) -> Iterator:
-    """Candidates done, the best so far and the time left, on stderr (a terminal only)."""
+def _progress(total: int, arrivals: tuple[int, int], quiet: bool) -> Iterator[_Bar]:
+    """Candidates done, the best so far, the time left and how far the simulations under way
+    have got (hours since the first of `arrivals`, the first and the last), on stderr (a
+    terminal only)."""
     if quiet or not sys.stderr.isatty():
-        yield lambda evaluation, best: None
+        yield _Bar()
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     bar = Progress(TextColumn("capacity"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                    TimeRemainingColumn(), console=terminal_console(stderr=True), transient=True)
-    task = bar.add_task("", total=total)
-    state = {"done": 0, "total": total}
-
-    def advance(evaluation: Evaluation, best: Evaluation | None) -> None:
-        state["done"] += 1
-        state["total"] = max(state["total"], state["done"] + 1)
-        text = f"best {best.cost:,.2f}/h: {best.candidate.label()}" if best is not None else "no candidate meets yet"
-        bar.update(task, completed=state["done"], total=state["total"], description=text)
-
     with bar:
-        yield advance
+        yield _Bar(bar, bar.add_task("no candidate meets yet", total=total), total, arrivals)
 
 
 def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Space:
@@ -170,8 +190,9 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     costs = problem.costs
     executor = executor_for(problem, workers or available_cpus(), address)
     try:
-        with _progress(estimated_total(space), quiet) as advance:
-            answer = Search(space, executor, advance).run()
+        times = [job.at for job in problem.trace.jobs]
+        with _progress(estimated_total(space), (min(times, default=0), max(times, default=0)), quiet) as bar:
+            answer = Search(space, executor, bar.done, bar.running).run()
     finally:
         executor.close()
     data = document(answer, space, costs, problem.cluster, str(trace_path), [t.text for t in requirements.targets],

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from compiler.capacity.candidate import Candidate, apply
 from compiler.capacity.certain_misses import CertainMisses
+from compiler.capacity.in_flight import Reach, Reporting
 from compiler.capacity.targets import Target
 from compiler.core.errors import KueuePolicyError, PolicyError
 from compiler.simulate.trace import Trace, TraceNotes
@@ -131,9 +132,10 @@ def _whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
     return Trace.model_construct(jobs=jobs)
 
 
-def evaluate(problem: Problem, candidate: Candidate, full: bool = False) -> Evaluation:
+def evaluate(problem: Problem, candidate: Candidate, full: bool = False, reach: Reach | None = None) -> Evaluation:
     """The candidate simulated on the trace, stopped once a miss is certain (certain_misses.py)
-    unless `full` or `problem.full_runs`."""
+    unless `full` or `problem.full_runs`; `reach` is told how far the simulation has got
+    (in_flight.py), which changes nothing in it."""
     from compiler.simulate.runner import compiled_cluster, simulate_compiled
     from compiler.stages.pipeline import PolicySource
 
@@ -147,13 +149,14 @@ def evaluate(problem: Problem, candidate: Candidate, full: bool = False) -> Eval
         return Evaluation(candidate, cost, gpus, False, [f"does not compile: {reason}"], error=reason)
     with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
     trace = _whole_gpu_trace(problem.trace, with_mig)
-    watch = None if full or problem.full_runs else CertainMisses(problem.targets)
+    certain = None if full or problem.full_runs else CertainMisses(problem.targets)
+    watch = certain if reach is None else Reporting(certain, reach)
     try:
         report = simulate_compiled(artifacts, trace, problem.notes, problem.trace_label, watch)
     except KueuePolicyError as error:
         return Evaluation(candidate, cost, gpus, False, [f"cannot be simulated: {error}"], error=str(error))
     if report.run.stopped is not None:
-        return Evaluation(candidate, cost, gpus, False, watch.misses, stopped_at=report.run.stopped)
+        return Evaluation(candidate, cost, gpus, False, certain.misses, stopped_at=report.run.stopped)
     summary = report.summary
     misses, measured = check_targets(problem.targets, summary)
     layouts = {name: [layout.to_dict() for layout in plan.layouts]

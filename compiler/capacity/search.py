@@ -33,6 +33,7 @@ from typing import Callable
 
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.in_flight import Running
 from compiler.capacity.targets import Bound
 from compiler.capacity.workers import Executor
 from compiler.stages.resolved_model import guarantee_capacity
@@ -169,10 +170,12 @@ class Answer:
 
 
 class Search:
-    def __init__(self, space: Space, executor: Executor, on_done: Callable[[Evaluation, Evaluation | None], None]):
+    def __init__(self, space: Space, executor: Executor, on_done: Callable[[Evaluation, Evaluation | None], None],
+                 on_running: Running | None = None):
         self.space = space
         self.executor = executor
         self.on_done = on_done
+        self.on_running = on_running  # told how far the simulations under way have got (in_flight.py)
         self.cache: dict[Candidate, Evaluation] = {}
         self.order: list[Evaluation] = []
         self.best: Evaluation | None = None
@@ -190,7 +193,7 @@ class Search:
         and takes its place in the order."""
         wanted = [c for c in dict.fromkeys(candidates)
                   if c not in self.cache or (full and self.cache[c].stopped_at is not None)]
-        for evaluation in self.executor.evaluate(wanted, self._done, full) if wanted else []:
+        for evaluation in self.executor.evaluate(wanted, self._done, full, self.on_running) if wanted else []:
             stopped = self.cache.get(evaluation.candidate)
             self.cache[evaluation.candidate] = evaluation
             if stopped is None:

@@ -22,25 +22,46 @@ from typing import Callable, Protocol
 
 from compiler.capacity.candidate import Candidate
 from compiler.capacity.evaluate import Evaluation, Problem, evaluate
+from compiler.capacity.in_flight import IDLE, Running, SharedSlots, throttled
 from compiler.core.errors import EnvironmentFailure
 
 Done = Callable[[Evaluation], None]
 
 # The problem a forked worker evaluates against (set before the fork, inherited, never pickled).
 _PROBLEM: list[Problem] = []
+# A forked worker's shared slots and its own slot in them (set by the pool's initializer).
+_SLOT: list[tuple[SharedSlots, int]] = []
+# How long the search's process waits for an evaluation before it reads the slots again (s).
+POLL_SECONDS = 0.5
+
+
+def _take_slot(slots: SharedSlots) -> None:
+    _SLOT[:] = [(slots, slots.take())]
 
 
 def _evaluate_indexed(item: tuple[int, Candidate, bool]) -> tuple[int, Evaluation]:
     index, candidate, full = item
-    return index, evaluate(_PROBLEM[0], candidate, full)
+    slots, slot = _SLOT[0]
+    values = slots.values
+    values[slot] = 0
+
+    def reach(now: int) -> None:
+        values[slot] = now
+
+    try:
+        return index, evaluate(_PROBLEM[0], candidate, full, reach)
+    finally:
+        values[slot] = IDLE
 
 
 class Executor(Protocol):
-    """Evaluates a batch (`full`: every run to the end of the trace, see evaluate.py)."""
+    """Evaluates a batch (`full`: every run to the end of the trace, see evaluate.py), telling
+    `running`, if given, how far the simulations under way have got (in_flight.py)."""
 
     workers: int
 
-    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]: ...
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False,
+                 running: Running | None = None) -> list[Evaluation]: ...
 
     def close(self) -> None: ...
 
@@ -52,10 +73,11 @@ class InProcess:
         self.problem = problem
         self.workers = 1
 
-    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]:
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False,
+                 running: Running | None = None) -> list[Evaluation]:
         results = []
         for candidate in candidates:
-            results.append(evaluate(self.problem, candidate, full))
+            results.append(evaluate(self.problem, candidate, full, None if running is None else throttled(running)))
             done(results[-1])
         return results
 
@@ -69,12 +91,22 @@ class LocalProcesses:
     def __init__(self, problem: Problem, workers: int) -> None:
         _PROBLEM[:] = [problem]
         self.workers = workers
-        self._pool = multiprocessing.get_context("fork").Pool(workers)
+        self._slots = SharedSlots(workers)
+        self._pool = multiprocessing.get_context("fork").Pool(workers, _take_slot, (self._slots,))
 
-    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]:
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False,
+                 running: Running | None = None) -> list[Evaluation]:
         results: list[Evaluation | None] = [None] * len(candidates)
         items = [(index, candidate, full) for index, candidate in enumerate(candidates)]
-        for index, evaluation in self._pool.imap_unordered(_evaluate_indexed, items):
+        answers = self._pool.imap_unordered(_evaluate_indexed, items)
+        for _ in items:
+            while True:
+                try:
+                    index, evaluation = answers.next(timeout=POLL_SECONDS)
+                    break
+                except multiprocessing.TimeoutError:
+                    if running is not None:
+                        running(self._slots.reached())
             results[index] = evaluation
             done(evaluation)
         return results  # type: ignore[return-value]
@@ -101,7 +133,9 @@ class DaskCluster:
                                   self._client.scheduler_info()["workers"].values()))
         self._problem = self._client.scatter(problem, broadcast=True)
 
-    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False) -> list[Evaluation]:
+    def evaluate(self, candidates: list[Candidate], done: Done, full: bool = False,
+                 running: Running | None = None) -> list[Evaluation]:
+        """(`running` is not told: a Dask worker's progress would need a channel of its own.)"""
         from distributed import as_completed
 
         futures = [self._client.submit(evaluate, self._problem, candidate, full, pure=False) for candidate in candidates]
