@@ -129,8 +129,20 @@ def _edit_team(name: str, spec, quotas: dict[str, TeamQuota]) -> bool:
     return changed
 
 
-def apply(files: dict[str, bytes], candidate: Candidate) -> dict[str, bytes]:
-    """The policy files with the candidate's numbers; files it does not change keep their bytes."""
+def _in_cluster(document, cluster: str | None) -> bool:
+    """Whether a Cluster or Team document belongs to `cluster` (None: the policy has one). A
+    policy with several clusters may give two of them a pool, or a team, of the same name: only
+    the searched cluster's are the candidate's."""
+    if cluster is None:
+        return True
+    if document.get("kind") == "Cluster":
+        return (document.get("metadata") or {}).get("name") == cluster
+    return document["spec"].get("cluster") in (None, cluster)   # (no `cluster`: the only one)
+
+
+def apply(files: dict[str, bytes], candidate: Candidate, cluster: str | None = None) -> dict[str, bytes]:
+    """The policy files with the candidate's numbers in `cluster`'s pools and teams (None: the
+    policy's only cluster); files it does not change keep their bytes."""
     yaml = _yaml()
     quotas = {q.team: q for q in candidate.quotas} if candidate.quotas is not None else {}
     result = {}
@@ -139,6 +151,8 @@ def apply(files: dict[str, bytes], candidate: Candidate) -> dict[str, bytes]:
         changed = False
         for document in documents:
             if not isinstance(document, dict) or not isinstance(document.get("spec"), dict):
+                continue
+            if not _in_cluster(document, cluster):
                 continue
             kind = document.get("kind")
             if kind == "Cluster":

@@ -20,16 +20,27 @@ from compiler.cli.common import console as terminal_console, emit_json, format_o
 from compiler.core import codes
 from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, PolicyError, SourcePosition
 from compiler.runtime.parallel import WORKERS_ENV, available_cpus
+from compiler.simulate.cli import warn_trace_notes
 
 
 def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace]) -> list[tuple[tuple[str, str], ...]]:
     """The ways of cutting the pools to compare (`--mig POOL=none|planned|both`)."""
-    options = []
+    from compiler.mig.catalogue import load_catalogue
+
+    options, seen = [], set()
     for text in choices:
         pool, _, mode = text.partition("=")
         if pool not in pools or mode not in ("none", "planned", "both"):
             raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, f"--mig '{text}': write POOL=none, POOL=planned or "
                                          f"POOL=both with a pool of the policy ({', '.join(pools)})",
+                                         SourcePosition("--mig"))])
+        if pool in seen:
+            raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, f"--mig '{text}': pool '{pool}' is given twice; "
+                                         "give one choice (both compares none and planned)", SourcePosition("--mig"))])
+        seen.add(pool)
+        if mode != "none" and load_catalogue().model(pools[pool].gpu) is None:
+            raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, f"--mig '{text}': pool '{pool}' has "
+                                         f"{pools[pool].gpu or 'no GPU model'}, which MIG cannot cut",
                                          SourcePosition("--mig"))])
         options.append([(pool, m) for m in (("none", "planned") if mode == "both" else (mode,))])
     return [tuple(sorted(combination)) for combination in itertools.product(*options)] if options else [()]
@@ -134,11 +145,33 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
     targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
                                {p.name for p in artifacts.cluster.pools})
     trace, notes = load_trace(trace_path, artifacts)
+    _check_trace(artifacts, trace, str(trace_path))
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
                       {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools}, full_runs)
     return problem, space, files
+
+
+# The trace's mistakes that no candidate can change (its teams, names and priorities are those of
+# every candidate): refused before the search, as `simulate` refuses them.
+_TRACE_MISTAKES = (codes.UNKNOWN_TEAM, codes.DUPLICATE_NAME, codes.UNKNOWN_PRIORITY)
+
+
+def _check_trace(artifacts, trace, trace_label: str) -> None:
+    """The trace read against the policy as `simulate` reads it; raises its mistakes that hold in
+    every candidate. (Those about MIG profiles depend on the cut: each candidate reports its own.)"""
+    from compiler.capacity.evaluate import _whole_gpu_trace
+    from compiler.simulate.driver import Simulation
+
+    with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
+    try:
+        Simulation(artifacts.cluster, [o.obj for o in artifacts.objects], _whole_gpu_trace(trace, with_mig),
+                   trace_label, artifacts.kueue_configuration)
+    except InputError as error:
+        mistakes = [d for d in error.diagnostics if d.code in _TRACE_MISTAKES]
+        if mistakes:
+            raise InputError(mistakes) from None
 
 
 @click.command()
@@ -187,6 +220,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
         raise click.UsageError("give at least one target (--target or a --targets file)")
     problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees,
                                      full_runs)
+    warn_trace_notes(problem.notes.to_json())   # (a Kueue export's jobs of no team are not planned for)
     costs = problem.costs
     executor = executor_for(problem, workers or available_cpus(), address)
     try:
@@ -197,6 +231,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
         executor.close()
     data = document(answer, space, costs, problem.cluster, str(trace_path), [t.text for t in requirements.targets],
                     executor.workers)
+    data["notes"] = problem.notes.to_json()
     if html_path is not None:
         from compiler.capacity.html import write_page
 
@@ -211,7 +246,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
         raise InputError(problems)
     if write_files:
         best = answer.best.answer
-        written = _write(policy_dir, files, apply(files, best.candidate))
+        written = _write(policy_dir, files, apply(files, best.candidate, problem.cluster))
         data["written"] = written
     if output_format == "json":
         emit_json(data)

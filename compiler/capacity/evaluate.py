@@ -140,7 +140,7 @@ def evaluate(problem: Problem, candidate: Candidate, full: bool = False, reach: 
     from compiler.stages.pipeline import PolicySource
 
     cost, gpus = cost_of(problem, candidate)
-    files = apply(problem.files, candidate)
+    files = apply(problem.files, candidate, problem.cluster)
     try:
         artifacts = compiled_cluster(PolicySource.from_files(files, problem.label), problem.cluster)
     except PolicyError as error:

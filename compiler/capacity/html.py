@@ -39,11 +39,10 @@ el('text', {x: W / 2, y: H - 8}, 'cost per hour');
 el('text', {x: 4, y: 16}, 'worst p95 wait (min)');
 for (let i = 0; i <= 4; i++) { const w = ymax * i / 4; el('text', {x: 8, y: Y(w) + 4}, (w / 60).toFixed(1)); }
 for (let i = 0; i <= 4; i++) { const c = xmin + (xmax - xmin) * i / 4; el('text', {x: X(c) - 10, y: H - B + 16}, c.toFixed(1)); }
-const best = d.answer ? d.answer.candidate : null;
 for (const p of pts) {
   const c = stopped(p) ? el('circle', {cx: X(p.cost), cy: TOP, r: 4, fill: 'none', stroke: '#c33'})
-    : el('circle', {cx: X(p.cost), cy: Y(p.worstP95Wait), r: p.candidate === best ? 7 : 4,
-    fill: p.worstP95Wait === null ? '#999' : (p.meets ? '#2a2' : '#c33'), stroke: p.candidate === best ? '#000' : 'none'});
+    : el('circle', {cx: X(p.cost), cy: Y(p.worstP95Wait), r: p.answer ? 7 : 4,
+    fill: p.worstP95Wait === null ? '#999' : (p.meets ? '#2a2' : '#c33'), stroke: p.answer ? '#000' : 'none'});
   const t = document.createElementNS(ns, 'title'); t.textContent = p.candidate + ' | ' + p.cost + '/h' +
     (p.misses.length ? ' | ' + p.misses.join('; ') : ' | meets'); c.appendChild(t);
 }

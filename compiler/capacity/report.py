@@ -6,10 +6,17 @@ figure in it is a field of one candidate's simulation (compiler/capacity/evaluat
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
+
+from compiler.capacity.candidate import Candidate
 from compiler.capacity.evaluate import Evaluation
 from compiler.core.resources import MIG_PREFIX
 from compiler.capacity.search import Answer, Space
 from compiler.simulate.compare import human_duration
+
+# Teams whose guarantees a label lists when two candidates' labels would be the same (else a fingerprint).
+MAX_TEAMS_SHOWN = 8
 
 
 def _pool_rows(space: Space, evaluation: Evaluation, baseline: Evaluation, costs: dict[str, float],
@@ -56,37 +63,57 @@ def _team_rows(evaluation: Evaluation, baseline: Evaluation) -> list[dict]:
     return rows
 
 
-def _point(evaluation: Evaluation) -> dict:
-    return {"candidate": evaluation.candidate.label(), "cost": evaluation.cost, "meets": evaluation.meets,
+def _point(evaluation: Evaluation, label: str, is_answer: bool) -> dict:
+    return {"candidate": label, "answer": is_answer, "cost": evaluation.cost, "meets": evaluation.meets,
             "worstP95Wait": evaluation.worst_wait, "misses": evaluation.misses, "measured": evaluation.measured,
             "stoppedAt": evaluation.stopped_at}
+
+
+def _labels(evaluations: list[Evaluation]) -> dict[Candidate, str]:
+    """Each candidate's label, made unique: two candidates with the same nodes and the same total
+    guarantee (the descent from demand's guarantees and the one from the policy's, say) also
+    show each team's guarantee, or a fingerprint of them when there are many teams."""
+    plain = {e.candidate: e.candidate.label() for e in evaluations}
+    counts = Counter(plain.values())
+    labels = {}
+    for candidate, label in plain.items():
+        if counts[label] > 1 and candidate.quotas is not None:
+            quotas = candidate.quotas
+            if len(quotas) <= MAX_TEAMS_SHOWN:
+                label += " (" + ", ".join(f"{q.team} {q.guaranteed}" for q in quotas) + ")"
+            else:
+                label += f" (guarantees #{hashlib.sha256(repr(quotas).encode()).hexdigest()[:6]})"
+        labels[candidate] = label
+    return labels
 
 
 def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str, trace: str, targets: list[str],
              workers: int) -> dict:
     best = answer.best
+    chosen = best.answer.candidate if best is not None and best.answer is not None else None
+    labels = _labels([answer.baseline, *answer.evaluations, *(best.neighbours if chosen is not None else [])])
     hours = answer.baseline.run.get("makespan", 0) / 3600.0 if answer.baseline.run else 0.0
     result = {
         "cluster": cluster, "trace": trace, "targets": targets, "workers": workers,
         "evaluated": len(answer.evaluations),
-        "baseline": {"candidate": answer.baseline.candidate.label(), "costPerHour": answer.baseline.cost,
+        "baseline": {"candidate": labels[answer.baseline.candidate], "costPerHour": answer.baseline.cost,
                      "meets": answer.baseline.meets, "misses": answer.baseline.misses},
         "cuts": [{"mig": dict(r.cut), "costPerHour": r.answer.cost if r.answer else None,
                   "largestMeets": r.largest.meets, "largestMisses": r.largest.misses} for r in answer.cuts],
         "answer": None, "proof": [],
-        "candidates": [_point(e) for e in answer.evaluations],
+        "candidates": [_point(e, labels[e.candidate], e.candidate == chosen) for e in answer.evaluations],
     }
-    if best is None or best.answer is None:
+    if chosen is None:
         return result
     chosen = best.answer
     result["answer"] = {
-        "candidate": chosen.candidate.label(), "costPerHour": chosen.cost,
+        "candidate": labels[chosen.candidate], "costPerHour": chosen.cost,
         "costOverTrace": round(chosen.cost * hours, 3), "costOverTraceBefore": round(answer.baseline.cost * hours, 3),
         "guarantees": best.guarantees_note,
         "pools": _pool_rows(space, chosen, answer.baseline, costs, dict(best.cut)),
         "teams": _team_rows(chosen, answer.baseline), "run": chosen.run, "measured": chosen.measured,
     }
-    result["proof"] = [{"candidate": n.candidate.label(), "costPerHour": n.cost, "meets": n.meets,
+    result["proof"] = [{"candidate": labels[n.candidate], "costPerHour": n.cost, "meets": n.meets,
                         "misses": n.misses} for n in best.neighbours]
     return result
 

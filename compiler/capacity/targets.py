@@ -78,6 +78,9 @@ def parse_target(text: str) -> Target:
         percentile = float(pct)
         if not 0 < percentile <= 100:
             raise BadInput(f"'{text}': the percentile must be above 0 and at most 100")
+        if "." in pct and len(pct.partition(".")[2]) > 1:
+            # (ranks are worked out in thousandths, as `simulate`'s percentiles: p99.95 would be rounded)
+            raise BadInput(f"'{text}': a percentile has at most one decimal (p99.9)")
         return Target(text, team, "wait", percentile=percentile, seconds=duration_seconds(number, unit))
     if match := _WITHIN.match(compact):
         team, number, unit, share = match.groups()
@@ -123,9 +126,15 @@ def from_flags(targets: tuple[str, ...], nodes: tuple[str, ...], fixed: tuple[st
         except BadInput as error:
             problems.append(Diagnostic(codes.CAPACITY_TARGET_BAD, f"--nodes {error}", SourcePosition("--nodes")))
             continue
+        if bound.pool in found.bounds:
+            problems.append(_twice(bound.pool, found.origins[bound.pool], SourcePosition("--nodes")))
+            continue
         found.bounds[bound.pool] = bound
         found.origins[bound.pool] = SourcePosition("--nodes")
     for pool in fixed:
+        if pool in found.bounds:
+            problems.append(_twice(pool, found.origins[pool], SourcePosition("--fixed")))
+            continue
         found.bounds[pool] = Bound(pool, fixed=True)
         found.origins[pool] = SourcePosition("--fixed")
     if problems:
@@ -199,10 +208,21 @@ def from_file(path: Path, into: Requirements) -> None:
         except BadInput as error:
             problems.append(Diagnostic(codes.CAPACITY_TARGET_BAD, f"bounds: {error} (or fixed)", position))
             continue
+        if bound.pool in into.bounds:
+            problems.append(_twice(bound.pool, into.origins[bound.pool], position))
+            continue
         into.bounds[bound.pool] = bound
         into.origins[bound.pool] = position
     if problems:
         raise InputError(problems)
+
+
+def _twice(pool: str, first: SourcePosition, again: SourcePosition) -> Diagnostic:
+    """Two bounds on one pool (`--nodes` twice, `--nodes` and `--fixed`, a flag and the targets
+    file): refused rather than one silently winning."""
+    where_first = first.path if first.path.startswith("--") else str(first)   # (a flag has no line)
+    return Diagnostic(codes.CAPACITY_TARGET_BAD, f"pool '{pool}' is bounded twice (also by {where_first}); give "
+                      "one bound", again)
 
 
 def check_names(requirements: Requirements, teams: set[str], pools: set[str]) -> None:

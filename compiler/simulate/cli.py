@@ -120,7 +120,12 @@ def _print_summary(summary: dict) -> None:
         pools.add_row(p["pool"], p["resource"], str(p["capacity"]), f"{p['usedHours']:,.1f}",
                       f"{p['idleHours']:,.1f}", "-" if p["utilization"] is None else f"{p['utilization']:.0%}")
     console.print(pools)
-    notes = summary["notes"]
+    warn_trace_notes(summary["notes"])
+
+
+def warn_trace_notes(notes: dict) -> None:
+    """On stderr, what the trace reader left out (`TraceNotes.to_json`): `simulate`'s and
+    `capacity`'s figures are of the rest."""
     for namespace, count in notes["unknownTeams"].items():
         click.echo(f"kueue-policy: warning: {count} job(s) of namespace '{namespace}' belong to no team of the "
                    "policy; left out", err=True)

@@ -30,7 +30,8 @@ def test_target_forms(text: str, kind: str, team: str | None, seconds: int) -> N
     assert (target.kind, target.team, target.seconds) == (kind, team, seconds)
 
 
-@pytest.mark.parametrize("text", ["p95-wait<30m", "p0-wait<=1h", "p101-wait<=1h", "p100.5-wait<=1h", "p95-wait<=soon",
+@pytest.mark.parametrize("text", ["p95-wait<30m", "p0-wait<=1h", "p101-wait<=1h", "p100.5-wait<=1h", "p50.04-wait<=1h",
+                                  "p99.95-wait<=1h", "p95-wait<=soon",
                                   "within-1h>=120%", "fast"])
 def test_bad_target_forms(text: str) -> None:
     with pytest.raises(BadInput):
@@ -94,4 +95,27 @@ def test_negative_cost_is_refused_with_its_line(lab: Path) -> None:
     done = run_cli("validate", str(lab))
     assert done.returncode == 1
     assert "cluster.yaml:19:13" in done.stderr and "cost" in done.stderr
+    _no_traceback(done)
+
+
+@pytest.mark.parametrize("flags", [
+    ("--nodes", "spot=1..2", "--fixed", "spot"),
+    ("--nodes", "spot=4", "--nodes", "spot=1..2"),
+    ("--mig", "spot=none", "--mig", "spot=planned"),
+])
+def test_one_pool_bounded_or_cut_twice_is_refused(lab: Path, tmp_path: Path, flags: tuple[str, ...]) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "p95-wait<=30m", *flags)
+    assert done.returncode == 1
+    assert "KP920" in done.stderr and "'spot'" in done.stderr and "twice" in done.stderr
+    _no_traceback(done)
+
+
+def test_a_flag_and_the_targets_file_bounding_one_pool_are_refused(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    targets = tmp_path / "targets.yaml"
+    targets.write_text("targets:\n  - p95-wait<=30m\nbounds:\n  spot: 1..2\n")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--targets", str(targets), "--nodes", "spot=4..6")
+    assert done.returncode == 1
+    assert f"{targets}:4:3: error[KP920]: pool 'spot' is bounded twice (also by --nodes)" in done.stderr
     _no_traceback(done)

@@ -1,0 +1,158 @@
+"""What `capacity` plans for and edits: only the searched cluster's pools and teams; the trace's
+mistakes that no candidate can change refused before the search; jobs a Kueue export leaves
+out said; a `--mig` no pool can take refused as the flag's mistake; every candidate's label its
+own, and one point ringed as the answer."""
+
+from __future__ import annotations
+
+import collections
+import json
+import shutil
+from pathlib import Path
+
+from conftest import LAB, lab_trace
+from kp_testing import run_cli
+
+from compiler.capacity.candidate import Candidate, TeamQuota
+from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.report import _labels
+
+EAST = """apiVersion: kueue-policy/v1alpha1
+kind: Cluster
+metadata:
+  name: east
+spec:
+  pools:
+    - {name: a100, gpu: A100-80GB, nodes: 12, gpusPerNode: 4, cost: 2}
+  cohorts:
+    - name: all
+"""
+WEST = EAST.replace("east", "west").replace("nodes: 12", "nodes: 3")
+TEAM = """apiVersion: kueue-policy/v1alpha1
+kind: Team
+metadata:
+  name: {name}
+spec:
+  cluster: {cluster}
+  cohort: all
+  namespaces: [{namespace}]
+  gpus: {{guaranteed: {guaranteed}}}
+"""
+
+
+def _two_clusters(root: Path) -> Path:
+    """East and west, each with a pool `a100` and a team `team-a` (team-b in east only)."""
+    (root / "teams").mkdir(parents=True)
+    (root / "east.yaml").write_text(EAST)
+    (root / "west.yaml").write_text(WEST)
+    (root / "teams" / "east.yaml").write_text(
+        TEAM.format(name="team-a", cluster="east", namespace="team-a", guaranteed=0) + "---\n"
+        + TEAM.format(name="team-b", cluster="east", namespace="team-b", guaranteed=0))
+    (root / "teams" / "west.yaml").write_text(TEAM.format(name="team-a", cluster="west", namespace="west-a",
+                                                          guaranteed=4))
+    return root
+
+
+def test_write_edits_only_the_searched_cluster(tmp_path: Path) -> None:
+    policy = _two_clusters(tmp_path / "policy")
+    before = {path: path.read_bytes() for path in policy.rglob("*.yaml")}
+    trace = lab_trace(tmp_path / "trace.csv")
+    done = run_cli("capacity", str(policy), "--cluster", "east", "--trace", str(trace), "--target",
+                   "p95-wait<=30m", "--write", "--workers", "1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert (policy / "west.yaml").read_bytes() == before[policy / "west.yaml"]
+    assert (policy / "teams" / "west.yaml").read_bytes() == before[policy / "teams" / "west.yaml"]
+    assert (policy / "east.yaml").read_bytes() != before[policy / "east.yaml"]   # (12 nodes is more than the trace needs)
+    assert (policy / "teams" / "east.yaml").read_bytes() != before[policy / "teams" / "east.yaml"]
+    written = json.loads(done.stdout)["written"]
+    assert all("west" not in path for path in written), written
+
+
+def test_a_team_the_policy_lacks_is_refused_before_the_search(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "trace.csv")
+    trace.write_text(trace.read_text() + "ghost,g1,100,600,1,1\n")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "p95-wait<=30m", "--workers", "1")
+    assert done.returncode == 1
+    assert f"{trace}:62:1: error[KP314]: jobs[60]: unknown team 'ghost'" in done.stderr
+    assert "KP922" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.count("error[") == 1
+
+
+def _export(path: Path) -> Path:
+    """A Kueue export (`kubectl get workloads -A -o yaml`): four finished workloads of team-a and
+    two of a namespace no team has."""
+    items = []
+    for index, namespace in enumerate(["team-a", "ghost-ns", "team-a", "ghost-ns", "team-a", "team-a"]):
+        minute = 10 * index
+        items.append(f"""- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: Workload
+  metadata: {{creationTimestamp: "2026-11-30T09:{minute:02d}:00Z", name: w{index}, namespace: {namespace}}}
+  spec:
+    podSets:
+    - count: 1
+      name: main
+      template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: "2"}}}}}}]}}}}
+  status:
+    conditions:
+    - {{lastTransitionTime: "2026-11-30T09:{minute:02d}:30Z", status: "True", type: QuotaReserved}}
+    - {{lastTransitionTime: "2026-11-30T10:{minute:02d}:30Z", status: "True", type: Finished}}""")
+    path.write_text("apiVersion: v1\nkind: List\nitems:\n" + "\n".join(items) + "\n")
+    return path
+
+
+def test_jobs_an_export_leaves_out_are_said(lab: Path, tmp_path: Path) -> None:
+    export = _export(tmp_path / "workloads.yaml")
+    done = run_cli("capacity", str(lab), "--trace", str(export), "--target", "p95-wait<=30m", "--workers", "1",
+                   "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert "2 job(s) of namespace 'ghost-ns' belong to no team of the policy; left out" in done.stderr
+    assert json.loads(done.stdout)["notes"]["unknownTeams"] == {"ghost-ns": 2}
+
+
+def test_mig_on_a_model_mig_cannot_cut_is_the_flags_mistake(tmp_path: Path) -> None:
+    policy = tmp_path / "lab"
+    shutil.copytree(LAB, policy)
+    cluster = policy / "cluster.yaml"
+    cluster.write_text(cluster.read_text().replace("gpu: A100-80GB\n      nodes: 3\n      gpusPerNode: 4\n      "
+                                                   "capacity: spot", "gpu: L40S\n      nodes: 3\n      gpusPerNode: "
+                                                   "4\n      capacity: spot", 1))
+    assert "L40S" in cluster.read_text()
+    trace = lab_trace(tmp_path / "trace.csv")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=30m", "--mig", "spot=planned")
+    assert done.returncode == 1
+    assert "--mig 'spot=planned': pool 'spot' has L40S, which MIG cannot cut" in done.stderr
+    assert "KP920" in done.stderr and "KP922" not in done.stderr
+
+
+def test_labels_alike_in_nodes_and_total_guarantee_are_told_apart() -> None:
+    def evaluation(nodes, quotas):
+        return Evaluation(Candidate(nodes, (), quotas), 1.0, {}, True)
+
+    nodes = (("ondemand", 1), ("spot", 5))
+    ours = (TeamQuota("team-a", 10), TeamQuota("team-b", 7))
+    theirs = (TeamQuota("team-a", 7), TeamQuota("team-b", 10))
+    labels = _labels([evaluation(nodes, ours), evaluation(nodes, theirs), evaluation((("ondemand", 2), ("spot", 5)),
+                                                                                    ours)])
+    assert len(set(labels.values())) == 3
+    assert labels[Candidate(nodes, (), ours)] == "ondemand=1, spot=5; guaranteed 17 GPUs (team-a 10, team-b 7)"
+    assert labels[Candidate((("ondemand", 2), ("spot", 5)), (), ours)] == "ondemand=2, spot=5; guaranteed 17 GPUs"
+    many = tuple(TeamQuota(f"t{i:02d}", 1) for i in range(20))
+    other = many[:-1] + (TeamQuota("t19", 0), TeamQuota("t20", 1))
+    labels = _labels([evaluation(nodes, many), evaluation(nodes, other)])
+    assert len(set(labels.values())) == 2 and all("(guarantees #" in label for label in labels.values())
+
+
+def test_one_point_of_the_frontier_is_the_answer(tmp_path: Path) -> None:
+    policy = tmp_path / "lab"
+    shutil.copytree(LAB, policy)
+    for name, guaranteed in (("team-a", 7), ("team-b", 10)):
+        path = policy / "teams" / f"{name}.yaml"
+        path.write_text(path.read_text().replace("guaranteed: 0", f"guaranteed: {guaranteed}"))
+    trace = lab_trace(tmp_path / "trace.csv")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=30m", "--workers", "1",
+                   "--format", "json")
+    data = json.loads(done.stdout)
+    labels = [point["candidate"] for point in data["candidates"]]
+    assert [label for label, count in collections.Counter(labels).items() if count > 1] == []
+    answers = [point for point in data["candidates"] if point["answer"]]
+    assert [point["candidate"] for point in answers] == [data["answer"]["candidate"]]
