@@ -2,15 +2,24 @@
 
 What a candidate may change: nodes per pool, whether a pool is cut with MIG (`mig: planned`) or
 not, and each team's guarantee (whole GPUs, `lend` kept at most the guarantee), burst and MIG
-guarantees. Everything else stays byte for byte: the files are edited with ruamel.yaml's
-round-trip mode, so comments, key order and flow style survive, and a file nothing changes in is
-not rewritten at all. The same edit makes the candidate the search simulates and the files
-`--write` puts on disk, so what is written is exactly what was simulated.
+guarantees. Everything else stays byte for byte, so `diff` and the pull request show only what
+the answer changes:
+
+- a number that is already written (a pool's `nodes`, a team's `guaranteed`, `burst`, `lend`)
+  is replaced where it stands in the file's text, found from ruamel.yaml's positions: the
+  file's indentation, comments, line endings and document markers are left as they are;
+- a change of structure (a `gpus` or `mig` block added, `mig` removed) re-emits that file with
+  ruamel.yaml's round-trip mode, which keeps comments, key order and flow style but not every
+  spacing; a file nothing changes in is not rewritten at all.
+
+The same edit makes the candidate the search simulates and the files `--write` puts on disk, so
+what is written is exactly what was simulated.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -75,30 +84,74 @@ def _yaml():
     return yaml
 
 
-def _set(mapping, key: str, value) -> bool:
-    if mapping.get(key) == value and key in mapping:
-        return False
-    mapping[key] = value
-    return True
+# A plain scalar as written in a file: what a number in place is replaced through.
+_PLAIN_SCALAR = re.compile(r"[^\s,\[\]{}#]+")
 
 
-def _edit_cluster(spec, candidate: Candidate) -> bool:
+class _Edits:
+    """A file's edits: numbers replaced in place (0-based line, column, new text), or, once any
+    edit changes the structure, the file re-emitted (`structural`)."""
+
+    def __init__(self) -> None:
+        self.in_place: list[tuple[int, int, str]] = []
+        self.structural = False
+
+    def set(self, mapping, key: str, value) -> bool:
+        """`mapping[key] = value`; whether that changed anything."""
+        if key in mapping and mapping.get(key) == value:
+            return False
+        old = mapping.get(key)
+        position = _value_position(mapping, key) if key in mapping else None
+        if position is not None and isinstance(value, int) and isinstance(old, int) and not isinstance(old, bool):
+            self.in_place.append((*position, str(value)))
+        else:
+            self.structural = True
+        mapping[key] = value
+        return True
+
+    def changed_structure(self) -> bool:
+        self.structural = True
+        return True
+
+    def applied(self, text: str) -> str | None:
+        """`text` with the numbers replaced in place; None when a number is not found where
+        the parser saw it (the caller then re-emits the file)."""
+        lines = text.splitlines(keepends=True)
+        for line, column, new in sorted(self.in_place, reverse=True):
+            if line >= len(lines):
+                return None
+            match = _PLAIN_SCALAR.match(lines[line], column)
+            if match is None:
+                return None
+            lines[line] = lines[line][:column] + new + lines[line][match.end():]
+        return "".join(lines)
+
+
+def _value_position(mapping, key: str) -> tuple[int, int] | None:
+    try:
+        line, column = mapping.lc.value(key)
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return line, column
+
+
+def _edit_cluster(spec, candidate: Candidate, edits: _Edits) -> bool:
     changed = False
     nodes, cuts = dict(candidate.nodes), dict(candidate.mig)
     for pool in spec.get("pools") or []:
         name = pool.get("name")
         if name in nodes:
-            changed |= _set(pool, "nodes", nodes[name])
+            changed |= edits.set(pool, "nodes", nodes[name])
         if name in cuts:
             if cuts[name] == "none" and "mig" in pool:
                 del pool["mig"]
-                changed = True
+                changed = edits.changed_structure()
             elif cuts[name] == "planned":
-                changed |= _set(pool, "mig", "planned")
+                changed |= edits.set(pool, "mig", "planned")
     return changed
 
 
-def _edit_team(name: str, spec, quotas: dict[str, TeamQuota]) -> bool:
+def _edit_team(name: str, spec, quotas: dict[str, TeamQuota], edits: _Edits) -> bool:
     quota = quotas.get(name)
     if quota is None:
         return False
@@ -108,13 +161,12 @@ def _edit_team(name: str, spec, quotas: dict[str, TeamQuota]) -> bool:
     gpus = spec.get("gpus")
     if gpus is None:
         gpus = spec["gpus"] = CommentedMap()
-        changed = True
-    changed |= _set(gpus, "guaranteed", quota.guaranteed)
+        changed = edits.changed_structure()
+    changed |= edits.set(gpus, "guaranteed", quota.guaranteed)
     if quota.burst is not None:
-        changed |= _set(gpus, "burst", quota.burst)
+        changed |= edits.set(gpus, "burst", quota.burst)
     if gpus.get("lend") is not None and gpus["lend"] > quota.guaranteed:
-        gpus["lend"] = quota.guaranteed
-        changed = True
+        changed |= edits.set(gpus, "lend", quota.guaranteed)
     wanted = dict(quota.mig)
     if wanted:
         current = spec.get("mig")
@@ -122,10 +174,10 @@ def _edit_team(name: str, spec, quotas: dict[str, TeamQuota]) -> bool:
             mig = CommentedMap(sorted(wanted.items()))
             mig.fa.set_flow_style()
             spec["mig"] = mig
-            changed = True
+            changed = edits.changed_structure()
     elif spec.get("mig"):
         del spec["mig"]
-        changed = True
+        changed = edits.changed_structure()
     return changed
 
 
@@ -147,8 +199,9 @@ def apply(files: dict[str, bytes], candidate: Candidate, cluster: str | None = N
     quotas = {q.team: q for q in candidate.quotas} if candidate.quotas is not None else {}
     result = {}
     for name, content in files.items():
-        documents = list(yaml.load_all(content.decode("utf-8")))
-        changed = False
+        text = content.decode("utf-8")
+        documents = list(yaml.load_all(text))
+        changed, edits = False, _Edits()
         for document in documents:
             if not isinstance(document, dict) or not isinstance(document.get("spec"), dict):
                 continue
@@ -156,17 +209,24 @@ def apply(files: dict[str, bytes], candidate: Candidate, cluster: str | None = N
                 continue
             kind = document.get("kind")
             if kind == "Cluster":
-                changed |= _edit_cluster(document["spec"], candidate)
+                changed |= _edit_cluster(document["spec"], candidate, edits)
             elif kind == "Team":
                 team = (document.get("metadata") or {}).get("name")
-                changed |= _edit_team(team, document["spec"], quotas)
+                changed |= _edit_team(team, document["spec"], quotas, edits)
         if not changed:
             result[name] = content
             continue
-        out = io.StringIO()
-        if len(documents) == 1:
-            yaml.dump(documents[0], out)
-        else:
-            yaml.dump_all(documents, out)
-        result[name] = out.getvalue().encode("utf-8")
+        in_place = None if edits.structural else edits.applied(text)
+        result[name] = (in_place if in_place is not None else _emitted(yaml, documents, text)).encode("utf-8")
     return result
+
+
+def _emitted(yaml, documents: list, text: str) -> str:
+    """The documents re-emitted round-trip, with the file's line endings."""
+    out = io.StringIO()
+    if len(documents) == 1:
+        yaml.dump(documents[0], out)
+    else:
+        yaml.dump_all(documents, out)
+    emitted = out.getvalue()
+    return emitted.replace("\n", "\r\n") if "\r\n" in text else emitted

@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import LAB, lab_trace
 from kp_testing import run_cli
 
-from compiler.capacity.candidate import Candidate, TeamQuota
+from compiler.capacity.candidate import Candidate, TeamQuota, apply
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.report import _labels
 
@@ -156,3 +156,50 @@ def test_one_point_of_the_frontier_is_the_answer(tmp_path: Path) -> None:
     assert [label for label, count in collections.Counter(labels).items() if count > 1] == []
     answers = [point for point in data["candidates"] if point["answer"]]
     assert [point["candidate"] for point in answers] == [data["answer"]["candidate"]]
+
+
+def test_write_changes_only_the_numbers_whatever_the_files_layout(tmp_path: Path) -> None:
+    # kubectl's list style (no indent before `-`), a comment and `---` before the document, aligned
+    # comments on the lines that change, CRLF line endings, a closing `...`.
+    policy = tmp_path / "lab"
+    shutil.copytree(LAB, policy)
+    cluster = policy / "cluster.yaml"
+    text = cluster.read_text().replace("\n    - ", "\n  - ").replace("\n      ", "\n    ")
+    text = text.replace("nodes: 3\n", "nodes: 6        # racks 1-6\n", 1).replace("nodes: 3\n", "nodes: 6\n")
+    text = "# the lab\n---\n" + text + "...\n"
+    cluster.write_bytes(text.replace("\n", "\r\n").encode())
+    team = policy / "teams" / "team-a.yaml"
+    team.write_text(team.read_text().replace("gpus: {guaranteed: 0}", "gpus:\n    guaranteed: 5    # five for now"))
+    before = {path: path.read_bytes() for path in policy.rglob("*.yaml")}
+    trace = lab_trace(tmp_path / "trace.csv")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=30m", "--write",
+                   "--workers", "1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["written"]
+    for path, old in before.items():
+        new = path.read_bytes()
+        old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
+        assert len(old_lines) == len(new_lines), path
+        for old_line, new_line in zip(old_lines, new_lines):
+            if old_line != new_line:   # the same line but for one number
+                assert _without_digits(old_line) == _without_digits(new_line), (old_line, new_line)
+    assert before[cluster] != cluster.read_bytes()
+    assert b"        # racks 1-6\r\n" in cluster.read_bytes()
+
+
+def _without_digits(line: bytes) -> bytes:
+    return bytes(ch for ch in line if not chr(ch).isdigit())
+
+
+def test_numbers_in_place_in_flow_and_block_mappings_of_every_document() -> None:
+    files = {"teams.yaml": b"kind: Team\nmetadata: {name: ta}\nspec:\n  gpus: {guaranteed: 10, burst: 4, lend: 9}\n"
+                           b"---\n# b\nkind: Team\nmetadata:\n  name: tb\nspec:\n  gpus:\n    guaranteed: 3   # three\n"
+                           b"    burst: 2\n",
+             "tc.yaml": b"kind: Team\nmetadata: {name: tc}\nspec:\n  cohort: x\n"}
+    out = apply(files, Candidate((), (), (TeamQuota("ta", 6, (), 8), TeamQuota("tb", 12, (), 20),
+                                          TeamQuota("tc", 2, (), None))))
+    assert out["teams.yaml"] == (b"kind: Team\nmetadata: {name: ta}\nspec:\n  gpus: {guaranteed: 6, burst: 8, lend: 6}\n"
+                                 b"---\n# b\nkind: Team\nmetadata:\n  name: tb\nspec:\n  gpus:\n    guaranteed: 12   # three\n"
+                                 b"    burst: 20\n")
+    # a block added is a change of structure: that file is emitted again, with the block
+    assert out["tc.yaml"] == b"kind: Team\nmetadata: {name: tc}\nspec:\n  cohort: x\n  gpus:\n    guaranteed: 2\n"
