@@ -166,12 +166,15 @@ def _check_trace(artifacts, trace, trace_label: str) -> None:
 
     with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
     try:
-        Simulation(artifacts.cluster, [o.obj for o in artifacts.objects], _whole_gpu_trace(trace, with_mig),
-                   trace_label, artifacts.kueue_configuration)
+        simulation = Simulation(artifacts.cluster, [o.obj for o in artifacts.objects],
+                                _whole_gpu_trace(trace, with_mig), trace_label, artifacts.kueue_configuration)
     except InputError as error:
         mistakes = [d for d in error.diagnostics if d.code in _TRACE_MISTAKES]
         if mistakes:
             raise InputError(mistakes) from None
+        return
+    for warning in simulation.warnings:   # (pods no node of the policy can run: no candidate changes a node's size)
+        click.echo(f"kueue-policy: warning: {warning.message}", err=True)
 
 
 @click.command()

@@ -132,6 +132,8 @@ def warn_trace_notes(notes: dict) -> None:
     for skipped in notes["skipped"]:
         click.echo(f"{skipped['at'] + ': ' if skipped['at'] else ''}warning[{skipped['code']}]: "
                    f"{skipped['message']}", err=True)
+    for message in notes.get("warnings", []):
+        click.echo(f"kueue-policy: warning: {message}", err=True)
 
 
 def _finite(context: click.Context, parameter: click.Parameter, value: float) -> float:

@@ -131,6 +131,7 @@ class Simulation:
                       for team in cluster.teams for ns in team.namespaces]
         self.runs, resolved = self._resolve_jobs(trace, trace_path)
         self.workloads = self._workloads(resolved)
+        self.warnings = _pods_larger_than_nodes(self.runs, self.teams)
 
     # -- set-up ----------------------------------------------------------------------------
     def _resolve_jobs(self, trace: Trace, trace_path: str) -> tuple[list[JobRun], list[ResolvedWorkload]]:
@@ -247,7 +248,7 @@ class _EventLoop:
         self.arrivals = sorted(simulation.runs, key=lambda r: (r.job.at, r.job.team, r.job.name))
         self.completions: list[tuple[int, str, int]] = []  # (time, key, generation)
         self.timeline: list[UsageChange] = []
-        self.warnings: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = list(simulation.warnings)
         self.circles: list[int] = []  # the moments whose preemptions went round in a circle
         self.running = 0
         cluster = simulation.cluster
@@ -359,6 +360,25 @@ class _EventLoop:
                 # (made as the tuple it is: a named tuple's own constructor is interpreted code)
                 self.timeline.append(_new_tuple(UsageChange, (time, run.cluster_queue, flavor, resource,
                                                               sign * amount)))
+
+
+def _pods_larger_than_nodes(runs: list[JobRun], teams: dict) -> list[Diagnostic]:
+    """One warning per team whose jobs ask pods of more whole GPUs than any node of its pools has:
+    Kueue admits such a job on quota alone, but no node can run its pods. The simulation counts
+    quota (and places pods only on a pool with a `topology`), so it shows such a job as running."""
+    found: dict[str, tuple[int, int, int]] = {}   # team -> (jobs, largest pod, largest node)
+    for run in runs:
+        job = run.job
+        if not job.gpus or job.mig is not None or job.gpuMemory is not None:
+            continue
+        largest = max((pool.spec.gpusPerNode for pool in teams[job.team].gpu_pools), default=None)
+        if largest is not None and job.gpus > largest:
+            count, pod, _ = found.get(job.team, (0, 0, 0))
+            found[job.team] = (count + 1, max(pod, job.gpus), largest)
+    return [Diagnostic(codes.TRACE_BAD, f"{count} job(s) of team '{team}' ask pods of up to {pod} GPUs, more than "
+                       f"any node of its pools has ({node}): Kueue admits them on quota, but no node can run their "
+                       "pods; the simulation counts them as running (only a pool with a topology places pods)")
+            for team, (count, pod, node) in sorted(found.items())]
 
 
 def _circles_warning(moments: list[int]) -> Diagnostic:

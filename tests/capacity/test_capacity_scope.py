@@ -203,3 +203,19 @@ def test_numbers_in_place_in_flow_and_block_mappings_of_every_document() -> None
                                  b"    burst: 20\n")
     # a block added is a change of structure: that file is emitted again, with the block
     assert out["tc.yaml"] == b"kind: Team\nmetadata: {name: tc}\nspec:\n  cohort: x\n  gpus:\n    guaranteed: 2\n"
+
+
+def test_a_pod_larger_than_any_node_is_warned_about(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "trace.csv")
+    trace.write_text(trace.read_text() + "team-a,huge,100,600,1,16\n")   # the lab's nodes have 4 GPUs
+    warning = ("1 job(s) of team 'team-a' ask pods of up to 16 GPUs, more than any node of its pools has (4): "
+               "Kueue admits them on quota, but no node can run their pods")
+    simulated = run_cli("simulate", str(lab), "--trace", str(trace), "--format", "json")
+    assert simulated.returncode == 0, simulated.stderr
+    assert any(warning in message for message in json.loads(simulated.stdout)["notes"]["warnings"])
+    assert warning in run_cli("simulate", str(lab), "--trace", str(trace)).stderr   # (the text output's notes)
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "p95-wait<=30m", "--workers", "1",
+                   "--format", "json")
+    assert warning in done.stderr
+    fitting = lab_trace(tmp_path / "fitting.csv")
+    assert "more than any node" not in run_cli("simulate", str(lab), "--trace", str(fitting), "--format", "json").stderr
