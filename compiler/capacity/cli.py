@@ -99,9 +99,12 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     # ceiling (peak, and room for its largest job) as its guarantee from demand: its mean would
     # leave it waiting at every busy hour.
     borrows = {t.name: t.cohort is not None and t.spec.gpus.burst != 0 for t in artifacts.cluster.teams}
+    # A team whose quota is Kueue's own resourceGroups (`kueue.resourceGroups`) keeps it: it has no
+    # `gpus` to set (the compiler refuses both), so the search leaves its guarantee alone.
+    verbatim = {t.name for t in artifacts.cluster.teams if t.spec.kueue is not None and t.spec.kueue.resourceGroups}
     teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)),
                       accepted[t.name], bursts[t.name])
-             for t in artifacts.cluster.teams]
+             for t in artifacts.cluster.teams if t.name not in verbatim]
     overcommit = artifacts.cluster.pools[0].overcommit if artifacts.cluster.pools else 1.0
     space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}), guarantees)
     accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
@@ -109,7 +112,7 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
         load = offered_load(trace, accepts, space.mig_models(cut))
         space.demand[cut] = [TeamBase(team, need.gpus if borrows[team] else need.ceiling, tuple(need.mig.items()),
                                       accepted[team], bursts[team], need.ceiling if borrows[team] else None)
-                             for team, need in sorted(load.items())]
+                             for team, need in sorted(load.items()) if team not in verbatim]
     return space
 
 
@@ -220,6 +223,10 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     if targets_file is not None:
         targets_module.from_file(targets_file, requirements)
     if not requirements.targets:
+        if targets_file is not None:
+            raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, "the targets file lists no target and no "
+                                         "--target is given: give at least one (e.g. p95-wait<=30m)",
+                                         SourcePosition(str(targets_file)))])
         raise click.UsageError("give at least one target (--target or a --targets file)")
     problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees,
                                      full_runs)

@@ -119,3 +119,13 @@ def test_a_flag_and_the_targets_file_bounding_one_pool_are_refused(lab: Path, tm
     assert done.returncode == 1
     assert f"{targets}:4:3: error[KP920]: pool 'spot' is bounded twice (also by --nodes)" in done.stderr
     _no_traceback(done)
+
+
+def test_a_targets_file_with_no_target_names_the_file(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "t.csv")
+    targets = tmp_path / "targets.yaml"
+    targets.write_text("targets: []\n")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--targets", str(targets))
+    assert done.returncode == 1
+    assert f"{targets}:1:1: error[KP920]: the targets file lists no target" in done.stderr
+    _no_traceback(done)

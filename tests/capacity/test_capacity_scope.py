@@ -219,3 +219,27 @@ def test_a_pod_larger_than_any_node_is_warned_about(lab: Path, tmp_path: Path) -
     assert warning in done.stderr
     fitting = lab_trace(tmp_path / "fitting.csv")
     assert "more than any node" not in run_cli("simulate", str(lab), "--trace", str(fitting), "--format", "json").stderr
+
+
+def test_a_team_with_kueues_own_quota_is_left_alone(tmp_path: Path) -> None:
+    policy = tmp_path / "lab"
+    shutil.copytree(LAB, policy)
+    team = policy / "teams" / "team-a.yaml"
+    team.write_text(team.read_text().replace("  gpus: {guaranteed: 0}\n", """  kueue:
+    resourceGroups:
+    - coveredResources: [nvidia.com/gpu, cpu, memory]
+      flavors:
+      - name: ondemand
+        resources:
+        - {name: nvidia.com/gpu, nominalQuota: "4"}
+        - {name: cpu, nominalQuota: "64"}
+        - {name: memory, nominalQuota: 512Gi}
+"""))
+    before = team.read_bytes()
+    trace = lab_trace(tmp_path / "trace.csv")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h", "--write",
+                   "--workers", "1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["written"] and team.read_bytes() == before
+    assert all("does not compile" not in " ".join(point["misses"]) for point in data["candidates"])
