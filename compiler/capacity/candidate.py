@@ -121,7 +121,7 @@ class _Edits:
             if line >= len(lines):
                 return None
             match = _PLAIN_SCALAR.match(lines[line], column)
-            if match is None:
+            if match is None or match.group().startswith(("!", "&", "*")):   # (a tag, an anchor: re-emitted)
                 return None
             lines[line] = lines[line][:column] + new + lines[line][match.end():]
         return "".join(lines)
@@ -159,14 +159,15 @@ def _edit_team(name: str, spec, quotas: dict[str, TeamQuota], edits: _Edits) -> 
 
     changed = False
     gpus = spec.get("gpus")
-    if gpus is None:
-        gpus = spec["gpus"] = CommentedMap()
-        changed = edits.changed_structure()
-    changed |= edits.set(gpus, "guaranteed", quota.guaranteed)
-    if quota.burst is not None:
-        changed |= edits.set(gpus, "burst", quota.burst)
-    if gpus.get("lend") is not None and gpus["lend"] > quota.guaranteed:
-        changed |= edits.set(gpus, "lend", quota.guaranteed)
+    if gpus is not None or quota.guaranteed or quota.burst is not None:   # (no `gpus` guarantees 0 already)
+        if gpus is None:
+            gpus = spec["gpus"] = CommentedMap()
+            changed = edits.changed_structure()
+        changed |= edits.set(gpus, "guaranteed", quota.guaranteed)
+        if quota.burst is not None:
+            changed |= edits.set(gpus, "burst", quota.burst)
+        if gpus.get("lend") is not None and gpus["lend"] > quota.guaranteed:
+            changed |= edits.set(gpus, "lend", quota.guaranteed)
     wanted = dict(quota.mig)
     if wanted:
         current = spec.get("mig")
@@ -228,5 +229,5 @@ def _emitted(yaml, documents: list, text: str) -> str:
         yaml.dump(documents[0], out)
     else:
         yaml.dump_all(documents, out)
-    emitted = out.getvalue()
+    emitted = out.getvalue().replace("\r\n", "\n")   # (comments keep the \r they were read with)
     return emitted.replace("\n", "\r\n") if "\r\n" in text else emitted

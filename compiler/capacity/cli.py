@@ -102,6 +102,7 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     # A team whose quota is Kueue's own resourceGroups (`kueue.resourceGroups`) keeps it: it has no
     # `gpus` to set (the compiler refuses both), so the search leaves its guarantee alone.
     verbatim = {t.name for t in artifacts.cluster.teams if t.spec.kueue is not None and t.spec.kueue.resourceGroups}
+    _check_verbatim(artifacts, verbatim, bounded)
     teams = [TeamBase(t.name, t.spec.gpus.guaranteed, tuple(sorted((k, v) for k, v in t.spec.mig.items() if v)),
                       accepted[t.name], bursts[t.name])
              for t in artifacts.cluster.teams if t.name not in verbatim]
@@ -116,19 +117,57 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     return space
 
 
+def _requirements(target_texts: tuple[str, ...], node_bounds: tuple[str, ...], fixed_pools: tuple[str, ...],
+                  targets_file: Path | None) -> targets_module.Requirements:
+    """The targets and bounds of the flags and the targets file; at least one target."""
+    requirements = targets_module.from_flags(target_texts, node_bounds, fixed_pools)
+    if targets_file is not None:
+        targets_module.from_file(targets_file, requirements)
+    if not requirements.targets:
+        if targets_file is not None:
+            raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, "the targets file lists no target and no "
+                                         "--target is given: give at least one (e.g. p95-wait<=30m)",
+                                         SourcePosition(str(targets_file)))])
+        raise click.UsageError("give at least one target (--target or a --targets file)")
+    return requirements
+
+
+def _check_verbatim(artifacts, verbatim: set[str], pools: list[PoolSpace]) -> None:
+    """A team whose quota is Kueue's own resourceGroups holds it whatever the pool's size, and the
+    compiler does not count it against the pool: a search that shrinks such a pool would simulate
+    GPUs the pool no longer has. Refused unless those pools are fixed (`--fixed POOL`)."""
+    movable = {pool.name for pool in pools if pool.movable}
+    problems = []
+    for team in artifacts.cluster.teams:
+        if team.name not in verbatim:
+            continue
+        held = {flavor.get("name") for group in team.spec.kueue.resourceGroups for flavor in group.get("flavors") or []}
+        shrinking = sorted(held & movable)
+        if shrinking:
+            problems.append(Diagnostic(
+                codes.CAPACITY_TARGET_BAD, f"team '{team.name}' holds quota in Kueue's own form (kueue.resourceGroups) "
+                f"on {', '.join(shrinking)}, which the search would size without it: add "
+                + " ".join(f"--fixed {name}" for name in shrinking) + ", or give the team's quota as gpus",
+                team.located.position("spec", "kueue", "resourceGroups")))
+    if problems:
+        raise InputError(problems)
+
+
 def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes]) -> list[str]:
     written = []
     for name, content in changed.items():
         if files.get(name) == content:
             continue
-        target = policy_dir / name if policy_dir.is_dir() else policy_dir
+        shown = policy_dir / name if policy_dir.is_dir() else policy_dir
+        target = shown.resolve()   # (a symlinked file is written where it points, and stays a link)
         temporary = target.with_name(f".{target.name}.capacity")
         try:
             temporary.write_bytes(content)
+            os.chmod(temporary, target.stat().st_mode & 0o7777)   # (its permissions kept)
             os.replace(temporary, target)
         except OSError as error:
             raise EnvironmentFailure(f"cannot write {target}: {error.strerror or error}") from None
-        written.append(str(target))
+        written.append(str(shown))
     return written
 
 
@@ -219,15 +258,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     from compiler.capacity.report import document, print_tables
     from compiler.capacity.workers import executor_for
 
-    requirements = targets_module.from_flags(target_texts, node_bounds, fixed_pools)
-    if targets_file is not None:
-        targets_module.from_file(targets_file, requirements)
-    if not requirements.targets:
-        if targets_file is not None:
-            raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, "the targets file lists no target and no "
-                                         "--target is given: give at least one (e.g. p95-wait<=30m)",
-                                         SourcePosition(str(targets_file)))])
-        raise click.UsageError("give at least one target (--target or a --targets file)")
+    requirements = _requirements(target_texts, node_bounds, fixed_pools, targets_file)
     problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees,
                                      full_runs)
     warn_trace_notes(problem.notes.to_json())   # (a Kueue export's jobs of no team are not planned for)

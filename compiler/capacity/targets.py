@@ -85,7 +85,7 @@ def parse_target(text: str) -> Target:
     if match := _WITHIN.match(compact):
         team, number, unit, share = match.groups()
         if not 0 < float(share) <= 100:
-            raise BadInput(f"'{text}': the share must be between 0 and 100%")
+            raise BadInput(f"'{text}': the share must be above 0% and at most 100%")
         return Target(text, team, "within", seconds=duration_seconds(number, unit), share=float(share) / 100)
     if match := _PREEMPTIONS.match(compact):
         team, count = match.groups()

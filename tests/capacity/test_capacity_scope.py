@@ -17,6 +17,8 @@ from compiler.capacity.candidate import Candidate, TeamQuota, apply
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.report import _labels
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
 EAST = """apiVersion: kueue-policy/v1alpha1
 kind: Cluster
 metadata:
@@ -237,9 +239,59 @@ def test_a_team_with_kueues_own_quota_is_left_alone(tmp_path: Path) -> None:
 """))
     before = team.read_bytes()
     trace = lab_trace(tmp_path / "trace.csv")
+    # its pool may not be sized without its quota: refused unless fixed
+    refused = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h", "--workers", "1")
+    assert refused.returncode == 1
+    assert ("team-a.yaml:11:5: error[KP920]: team 'team-a' holds quota in Kueue's own form (kueue.resourceGroups) "
+            "on ondemand, which the search would size without it: add --fixed ondemand") in refused.stderr
     done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h", "--write",
-                   "--workers", "1", "--format", "json")
+                   "--fixed", "ondemand", "--workers", "1", "--format", "json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["written"] and team.read_bytes() == before
+    assert team.read_bytes() == before
     assert all("does not compile" not in " ".join(point["misses"]) for point in data["candidates"])
+
+
+def test_a_policy_that_meets_the_targets_is_never_answered_with_a_costlier_one(tmp_path: Path) -> None:
+    # East's policy meets the target at 32/h; the descents from the largest candidates end at 36/h
+    # (moving nodes between pools is not searched), so the policy as it is competes.
+    policy = tmp_path / "policy"
+    shutil.copytree(FIXTURES / "meets-already", policy)
+    before = (policy / "all.yaml").read_bytes()
+    done = run_cli("capacity", str(policy), "--trace", str(FIXTURES / "meets-already.csv"), "--target", "p95-wait<=1h",
+                   "--cluster", "east", "--workers", "1", "--write", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["baseline"]["meets"]
+    assert data["answer"]["costPerHour"] <= data["baseline"]["costPerHour"] == 32.0
+    assert data["written"] == [] and (policy / "all.yaml").read_bytes() == before   # no change: nothing written
+
+
+def test_a_tagged_number_crlf_comments_and_a_zero_guarantee() -> None:
+    files = {"cluster.yaml": b"kind: Cluster\r\nmetadata: {name: c}\r\nspec:\r\n  pools:\r\n  # the only pool\r\n"
+                             b"  - {name: a, gpu: A100-80GB, nodes: !!int 3, gpusPerNode: 4}\r\n",
+             "team.yaml": b"kind: Team\nmetadata: {name: t}\nspec:\n  cohort: x\n"}
+    out = apply(files, Candidate((("a", 6),), (), (TeamQuota("t", 0),)))
+    # a tag where the number stands: the file is emitted again, with one CRLF a line
+    assert b"\r\r" not in out["cluster.yaml"] and out["cluster.yaml"].count(b"\n") == out["cluster.yaml"].count(b"\r\n")
+    from ruamel.yaml import YAML
+
+    assert YAML(typ="safe").load(out["cluster.yaml"])["spec"]["pools"][0]["nodes"] == 6
+    assert b"# the only pool\r\n" in out["cluster.yaml"]
+    # no `gpus` is a guarantee of 0: nothing to add
+    assert out["team.yaml"] == files["team.yaml"]
+
+
+def test_write_keeps_a_symlinked_file_a_link_and_its_permissions(tmp_path: Path) -> None:
+    from compiler.capacity.cli import _write
+
+    shared = tmp_path / "shared" / "team.yaml"
+    shared.parent.mkdir()
+    shared.write_bytes(b"old\n")
+    shared.chmod(0o640)
+    policy = tmp_path / "policy"
+    policy.mkdir()
+    (policy / "team.yaml").symlink_to(shared)
+    assert _write(policy, {"team.yaml": b"old\n"}, {"team.yaml": b"new\n"}) == [str(policy / "team.yaml")]
+    assert (policy / "team.yaml").is_symlink() and shared.read_bytes() == b"new\n"
+    assert shared.stat().st_mode & 0o777 == 0o640
