@@ -7,7 +7,7 @@ import itertools
 import os
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import click
 
@@ -21,6 +21,9 @@ from compiler.core import codes
 from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, PolicyError, SourcePosition
 from compiler.runtime.parallel import WORKERS_ENV, available_cpus
 from compiler.simulate.cli import warn_trace_notes
+
+if TYPE_CHECKING:
+    from compiler.simulate.trace import Trace
 
 
 def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace]) -> list[tuple[tuple[str, str], ...]]:
@@ -187,7 +190,7 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
     targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
                                {p.name for p in artifacts.cluster.pools})
     trace, notes = load_trace(trace_path, artifacts)
-    _check_trace(artifacts, trace, str(trace_path))
+    notes.warnings = _check_trace(artifacts, trace, str(trace_path))
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
@@ -200,23 +203,24 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
 _TRACE_MISTAKES = (codes.UNKNOWN_TEAM, codes.DUPLICATE_NAME, codes.UNKNOWN_PRIORITY)
 
 
-def _check_trace(artifacts, trace, trace_label: str) -> None:
-    """The trace read against the policy as `simulate` reads it; raises its mistakes that hold in
-    every candidate. (Those about MIG profiles depend on the cut: each candidate reports its own.)"""
-    from compiler.capacity.evaluate import _whole_gpu_trace
-    from compiler.simulate.driver import Simulation
+def _check_trace(artifacts, trace: Trace, trace_label: str) -> list[str]:
+    """The trace's jobs read against the policy as `simulate` reads them: raises their mistakes
+    that hold in every candidate (those about MIG profiles depend on the cut: each candidate
+    reports its own) and answers the warnings that hold in every candidate too (pods larger
+    than any node: no candidate changes a node's size)."""
+    from compiler.capacity.evaluate import whole_gpu_trace
+    from compiler.simulate.driver import pods_larger_than_nodes, resolve_jobs
 
     with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
     try:
-        simulation = Simulation(artifacts.cluster, [o.obj for o in artifacts.objects],
-                                _whole_gpu_trace(trace, with_mig), trace_label, artifacts.kueue_configuration)
+        jobs = resolve_jobs(artifacts.cluster, whole_gpu_trace(trace, with_mig), trace_label)
     except InputError as error:
         mistakes = [d for d in error.diagnostics if d.code in _TRACE_MISTAKES]
         if mistakes:
             raise InputError(mistakes) from None
-        return
-    for warning in simulation.warnings:   # (pods no node of the policy can run: no candidate changes a node's size)
-        click.echo(f"kueue-policy: warning: {warning.message}", err=True)
+        return []
+    teams = {team.name: team for team in artifacts.cluster.teams}
+    return [warning.message for warning in pods_larger_than_nodes(jobs.runs, teams)]
 
 
 @click.command()

@@ -122,7 +122,7 @@ def check_targets(targets: list[Target], summary: dict) -> tuple[list[str], dict
     return misses, measured
 
 
-def _whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
+def whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
     """Jobs asking for a MIG instance or GPU memory take one whole GPU when their team has no MIG
     pool in the candidate (what they get on a cluster whose GPUs are not cut)."""
     jobs = [job if (job.mig is None and job.gpuMemory is None) or job.team in teams_with_mig
@@ -148,7 +148,7 @@ def evaluate(problem: Problem, candidate: Candidate, full: bool = False, reach: 
         reason = first.message if first is not None else str(error)
         return Evaluation(candidate, cost, gpus, False, [f"does not compile: {reason}"], error=reason)
     with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
-    trace = _whole_gpu_trace(problem.trace, with_mig)
+    trace = whole_gpu_trace(problem.trace, with_mig)
     certain = None if full or problem.full_runs else CertainMisses(problem.targets)
     watch = certain if reach is None else Reporting(certain, reach)
     try:

@@ -129,58 +129,12 @@ class Simulation:
         self.base += [{"apiVersion": "v1", "kind": "Namespace",
                        "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
                       for team in cluster.teams for ns in team.namespaces]
-        self.runs, resolved = self._resolve_jobs(trace, trace_path)
-        self.workloads = self._workloads(resolved)
-        self.warnings = _pods_larger_than_nodes(self.runs, self.teams)
+        jobs = resolve_jobs(cluster, trace, trace_path)
+        self.runs = jobs.runs
+        self.workloads = self._workloads(jobs.workloads)
+        self.warnings = pods_larger_than_nodes(self.runs, self.teams)
 
     # -- set-up ----------------------------------------------------------------------------
-    def _resolve_jobs(self, trace: Trace, trace_path: str) -> tuple[list[JobRun], list[ResolvedWorkload]]:
-        sink = DiagnosticSink()
-        catalogue = load_catalogue()
-        priorities = {p.name: self.cluster.priority_value(p.name) for p in self.cluster.priorities}
-        runs, resolved, names = [], [], set()
-        offered: set[tuple[str, str]] = set()  # (team, MIG profile) found on a MIG pool the team accepts
-        for index, job in enumerate(trace.jobs):
-            # (A job's file position is looked up only for a diagnostic: on a long trace the
-            # lookups would cost more than the checks.)
-            team = self.teams.get(job.team)
-            if team is None:
-                known = (f"teams of '{self.cluster.name}': " + ", ".join(sorted(self.teams)) if self.teams
-                         else f"cluster '{self.cluster.name}' has no team")
-                sink.error(codes.UNKNOWN_TEAM, f"jobs[{index}]: unknown team '{job.team}'; {known}",
-                           trace.where(index, trace_path))
-                continue
-            if (job.team, job.name) in names:
-                sink.error(codes.DUPLICATE_NAME, f"jobs[{index}]: job '{job.name}' of team '{job.team}' "
-                           "appears twice", trace.where(index, trace_path))
-                continue
-            names.add((job.team, job.name))
-            profile = job.mig
-            if profile is not None and (team.name, profile) not in offered:
-                if not any(p.gpu_model is not None and p.gpu_model.profile_named(profile) for p in team.mig_pools):
-                    models = sorted({p.spec.gpu for p in team.mig_pools})
-                    sink.error(codes.UNKNOWN_MIG_PROFILE, f"jobs[{index}]: MIG profile '{profile}' is on no MIG "
-                               f"pool team '{job.team}' accepts" + (f" (models: {', '.join(models)})" if models else
-                                                                    "; the team accepts no MIG pool"),
-                               trace.where(index, trace_path))
-                    continue
-                offered.add((team.name, profile))
-            if job.gpuMemory is not None:
-                profile = profile_for_memory(job.gpuMemory, team.mig_pools, catalogue)
-                if profile is None:
-                    sink.error(codes.UNKNOWN_MIG_PROFILE, f"jobs[{index}]: no MIG profile of team "
-                               f"'{job.team}' holds {job.gpuMemory}", trace.where(index, trace_path))
-                    continue
-            priority = job.priority or team.priority
-            if priority is not None and priority not in priorities:
-                sink.error(codes.UNKNOWN_PRIORITY, f"jobs[{index}]: unknown priority '{priority}'",
-                           trace.where(index, trace_path))
-                continue
-            resolved.append(ResolvedWorkload(job, index, priority, priorities.get(priority, 0), profile))
-            name = f"{job.team}-{job.name}"[:253]
-            runs.append(JobRun(job, f"{team.namespaces[0]}/{name}", team.name))
-        sink.raise_if_errors()
-        return runs, resolved
 
     def _workloads(self, resolved: list[ResolvedWorkload]) -> dict[str, Workload]:
         """The engine's Workload model of every job. Jobs of one shape share one parsed object
@@ -362,7 +316,66 @@ class _EventLoop:
                                                               sign * amount)))
 
 
-def _pods_larger_than_nodes(runs: list[JobRun], teams: dict) -> list[Diagnostic]:
+class ResolvedJobs(NamedTuple):
+    """A trace's jobs read against a cluster: the run of each and the workload it asks for."""
+
+    runs: list[JobRun]
+    workloads: list[ResolvedWorkload]
+
+
+def resolve_jobs(cluster: ResolvedCluster, trace: Trace, trace_path: str) -> ResolvedJobs:
+    """Every job of the trace matched to its team, priority and MIG profile; raises the trace's
+    mistakes (an unknown team, a name twice, a profile or priority the cluster does not have)."""
+    teams = {t.name: t for t in cluster.teams}
+    sink = DiagnosticSink()
+    catalogue = load_catalogue()
+    priorities = {p.name: cluster.priority_value(p.name) for p in cluster.priorities}
+    runs, resolved, names = [], [], set()
+    offered: set[tuple[str, str]] = set()  # (team, MIG profile) found on a MIG pool the team accepts
+    for index, job in enumerate(trace.jobs):
+        # (A job's file position is looked up only for a diagnostic: on a long trace the
+        # lookups would cost more than the checks.)
+        team = teams.get(job.team)
+        if team is None:
+            known = (f"teams of '{cluster.name}': " + ", ".join(sorted(teams)) if teams
+                     else f"cluster '{cluster.name}' has no team")
+            sink.error(codes.UNKNOWN_TEAM, f"jobs[{index}]: unknown team '{job.team}'; {known}",
+                       trace.where(index, trace_path))
+            continue
+        if (job.team, job.name) in names:
+            sink.error(codes.DUPLICATE_NAME, f"jobs[{index}]: job '{job.name}' of team '{job.team}' "
+                       "appears twice", trace.where(index, trace_path))
+            continue
+        names.add((job.team, job.name))
+        profile = job.mig
+        if profile is not None and (team.name, profile) not in offered:
+            if not any(p.gpu_model is not None and p.gpu_model.profile_named(profile) for p in team.mig_pools):
+                models = sorted({p.spec.gpu for p in team.mig_pools})
+                sink.error(codes.UNKNOWN_MIG_PROFILE, f"jobs[{index}]: MIG profile '{profile}' is on no MIG "
+                           f"pool team '{job.team}' accepts" + (f" (models: {', '.join(models)})" if models else
+                                                                "; the team accepts no MIG pool"),
+                           trace.where(index, trace_path))
+                continue
+            offered.add((team.name, profile))
+        if job.gpuMemory is not None:
+            profile = profile_for_memory(job.gpuMemory, team.mig_pools, catalogue)
+            if profile is None:
+                sink.error(codes.UNKNOWN_MIG_PROFILE, f"jobs[{index}]: no MIG profile of team "
+                           f"'{job.team}' holds {job.gpuMemory}", trace.where(index, trace_path))
+                continue
+        priority = job.priority or team.priority
+        if priority is not None and priority not in priorities:
+            sink.error(codes.UNKNOWN_PRIORITY, f"jobs[{index}]: unknown priority '{priority}'",
+                       trace.where(index, trace_path))
+            continue
+        resolved.append(ResolvedWorkload(job, index, priority, priorities.get(priority, 0), profile))
+        name = f"{job.team}-{job.name}"[:253]
+        runs.append(JobRun(job, f"{team.namespaces[0]}/{name}", team.name))
+    sink.raise_if_errors()
+    return ResolvedJobs(runs, resolved)
+
+
+def pods_larger_than_nodes(runs: list[JobRun], teams: dict) -> list[Diagnostic]:
     """One warning per team whose jobs ask pods of more whole GPUs than any node of its pools has:
     Kueue admits such a job on quota alone, but no node can run its pods. The simulation counts
     quota (and places pods only on a pool with a `topology`), so it shows such a job as running."""

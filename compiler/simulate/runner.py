@@ -83,5 +83,5 @@ def simulate_compiled(artifacts: ClusterArtifacts, trace: Trace, notes: TraceNot
     summary = metrics.summarize(run, load_manifests(simulation.base), weights)
     summary["cluster"] = artifacts.name
     summary["notes"] = notes.to_json()
-    summary["notes"]["warnings"] = [d.message for d in run.warnings]
+    summary["notes"]["warnings"] = [d.message for d in run.warnings]   # (the run's own, the trace's among them)
     return SimulationReport(artifacts.name, summary, run, artifacts)

@@ -76,11 +76,15 @@ class TraceNotes:
 
     skipped: list[Diagnostic] = field(default_factory=list)
     unknown_teams: dict[str, int] = field(default_factory=dict)  # namespace -> jobs left out
+    # What the jobs read ask that the policy cannot give as asked (pods larger than any node):
+    # kept, and warned about.
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"unknownTeams": dict(sorted(self.unknown_teams.items())),
                 "skipped": [{"code": d.code, "message": d.message, "at": str(d.position) if d.position else None}
-                            for d in self.skipped]}
+                            for d in self.skipped],
+                "warnings": list(self.warnings)}
 
 
 def _error(message: str, path: str, line: int | None = None, code: str = codes.TRACE_BAD) -> InputError:
