@@ -265,7 +265,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     requirements = _requirements(target_texts, node_bounds, fixed_pools, targets_file)
     problem, space, files = _prepare(policy_dir, trace_path, cluster, requirements, mig_choices, guarantees,
                                      full_runs)
-    warn_trace_notes(problem.notes.to_json())   # (a Kueue export's jobs of no team are not planned for)
+    warn_trace_notes(problem.notes.to_json(), problem.cluster)   # (a Kueue export's jobs of no team are not planned for)
     costs = problem.costs
     executor = executor_for(problem, workers or available_cpus(), address)
     try:
@@ -282,10 +282,10 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
 
         write_page(html_path, data)
     if data["answer"] is None:
-        largest = answer.cuts[0].largest if answer.cuts else answer.baseline
+        tops = [cut.largest for cut in answer.cuts] or [answer.baseline]   # (one per cut compared: --mig both)
         problems = [Diagnostic(codes.CAPACITY_INFEASIBLE, "no candidate within the bounds meets the targets; the "
                                f"largest ({largest.candidate.label()}) misses: {miss}", SourcePosition(str(trace_path)))
-                    for miss in (largest.misses[:10] or ["(no figure)"])]
+                    for largest in tops for miss in (largest.misses[:10] or ["(no figure)"])]
         if output_format == "json":
             emit_json({"ok": False, **data})
         raise InputError(problems)

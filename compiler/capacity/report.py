@@ -23,27 +23,53 @@ def _pool_rows(space: Space, evaluation: Evaluation, baseline: Evaluation, costs
                cut: dict[str, str]) -> list[dict]:
     used, instances = {}, {}
     for row in evaluation.pools:
-        entry = used.setdefault(row["pool"], {"usedHours": 0.0, "idleHours": 0.0})
         if row["resource"] == "nvidia.com/gpu":
+            entry = used.setdefault(row["pool"], {"usedHours": 0.0, "idleHours": 0.0})
             entry["usedHours"] += row["usedHours"]
             entry["idleHours"] += row["idleHours"]
         elif row["resource"].startswith(MIG_PREFIX):   # a MIG pool: instance-hours per profile
             instances.setdefault(row["pool"], {})[row["resource"].removeprefix(MIG_PREFIX)] = {
-                "usedHours": row["usedHours"], "idleHours": row["idleHours"]}
+                "usedHours": row["usedHours"], "idleHours": row["idleHours"], "capacity": row["capacity"]}
     rows = []
     nodes, before = dict(evaluation.candidate.nodes), dict(baseline.candidate.nodes)
     for pool in space.pools:
         mig = pool.cut_in(cut)
-        figures = used.get(pool.name, {"usedHours": 0.0, "idleHours": 0.0})
+        profiles = instances.get(pool.name, {})
+        figures = used.get(pool.name) or _gpu_hours_of_instances(pool.gpu, profiles, evaluation.gpus[pool.name])
         rows.append({"pool": pool.name, "nodesBefore": before[pool.name], "nodes": nodes[pool.name],
                      "gpusPerNode": pool.gpus_per_node, "gpus": evaluation.gpus[pool.name],
                      "costPerGpuHour": costs[pool.name],
                      "costPerHour": round(evaluation.gpus[pool.name] * costs[pool.name], 6),
                      "mig": mig, "migLayouts": evaluation.mig_layouts.get(pool.name, []),
                      "usedGpuHours": round(figures["usedHours"], 3), "idleGpuHours": round(figures["idleHours"], 3),
-                     "migInstanceHours": instances.get(pool.name, {}),
+                     "migInstanceHours": {name: {"usedHours": hours["usedHours"], "idleHours": hours["idleHours"]}
+                                          for name, hours in profiles.items()},
                      "fixed": not pool.movable})
     return rows
+
+
+def _gpu_hours_of_instances(model_name: str, profiles: dict[str, dict], gpus: int) -> dict[str, float]:
+    """A MIG pool's figures in GPU-hours, to compare with a whole-GPU pool's: a running instance
+    counts for its share of the GPU's memory slices (the slices a layout fills: a 3g.40gb instance
+    is half an H100, two 1g.20gb beside it the other half), and idle is the rest of the pool's
+    GPU-hours, slices no instance holds among them."""
+    from compiler.mig.catalogue import load_catalogue
+
+    model = load_catalogue().model(model_name) if profiles else None
+    spans = [(hours["usedHours"] + hours["idleHours"]) / hours["capacity"]
+             for hours in profiles.values() if hours["capacity"]]
+    if model is None or not spans:
+        return {"usedHours": 0.0, "idleHours": 0.0}
+    used = sum(hours["usedHours"] * model.profiles[name].memory_slices / model.memory_slices
+               for name, hours in sorted(profiles.items()) if name in model.profiles)
+    return {"usedHours": used, "idleHours": max(gpus * max(spans) - used, 0.0)}
+
+
+def _hours_text(team: dict) -> str:
+    """A team's whole-GPU hours, and its MIG instance-hours beside them (instances of different
+    profiles, and of pools of different models, are not GPUs of one size)."""
+    instances = sum(team["migInstanceHours"].values())
+    return f"{team['gpuHours']:,.1f}" + (f" + {instances:,.1f} MIG instance-h" if instances else "")
 
 
 def _team_rows(evaluation: Evaluation, baseline: Evaluation) -> list[dict]:
@@ -165,7 +191,7 @@ def print_tables(data: dict, console) -> None:
         teams.add_row(t["team"], str(t["jobs"]), f"{t['guaranteedBefore']} -> {t['guaranteed']}",
                       _burst_text(t["burstBefore"], t["burst"]), mig,
                       _wait_text(t["waitBefore"]), _wait_text(t["wait"]),
-                      f"{t['neverStartedBefore']} -> {t['neverStarted']}", f"{t['gpuHours']:,.1f}")
+                      f"{t['neverStartedBefore']} -> {t['neverStarted']}", _hours_text(t))
     console.print(teams)
     console.print("why not smaller: each candidate one node smaller in one pool, simulated:")
     for item in data["proof"]:

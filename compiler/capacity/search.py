@@ -279,16 +279,27 @@ class Search:
             options.append((largest[1], self.space.demand[cut],
                             "guarantees from each team's mean offered load in the trace"))
         if largest[0].meets:
-            note = "the policy's guarantees, scaled down with the pools"
+            why = ""
             if len(largest) > 1:
-                note += (" (cheaper than guarantees from demand)" if largest[1].meets else
-                         " (guarantees from demand miss the targets at the largest candidate: "
-                         + "; ".join(largest[1].misses[:3]) + ")")
-            options.append((largest[0], self.space.teams, note))
+                why = (" (cheaper than guarantees from demand)" if largest[1].meets else
+                       " (guarantees from demand miss the targets at the largest candidate: "
+                       + "; ".join(largest[1].misses[:3]) + ")")
+            options.append((largest[0], self.space.teams, why))
         if not options:
             return CutResult(cut, None, largest[-1])
-        results = [self._descent(top, cut, reference, note) for top, reference, note in options]
+        results = []
+        for top, reference, note in options:
+            result = self._descent(top, cut, reference, note)
+            if reference is self.space.teams:
+                result.guarantees_note = self._policy_guarantees(result.answer) + note
+            results.append(result)
         return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
+
+    def _policy_guarantees(self, answer: Evaluation) -> str:
+        """What the answer did to the policy's own guarantees: kept, or scaled down with the pools."""
+        before = {t.team: t.guaranteed for t in self.space.teams}
+        scaled = any(q.guaranteed < before.get(q.team, 0) for q in answer.candidate.quotas or ())
+        return "the policy's guarantees" + (", scaled down with the pools" if scaled else "")
 
     def _descent(self, top: Evaluation, cut, reference, note: str) -> CutResult:
         """From `top` (meeting the targets): the descent, then the proof; a neighbour that meets

@@ -120,15 +120,16 @@ def _print_summary(summary: dict) -> None:
         pools.add_row(p["pool"], p["resource"], str(p["capacity"]), f"{p['usedHours']:,.1f}",
                       f"{p['idleHours']:,.1f}", "-" if p["utilization"] is None else f"{p['utilization']:.0%}")
     console.print(pools)
-    warn_trace_notes(summary["notes"])
+    warn_trace_notes(summary["notes"], summary["cluster"])
 
 
-def warn_trace_notes(notes: dict) -> None:
+def warn_trace_notes(notes: dict, cluster: str) -> None:
     """On stderr, what the trace reader left out (`TraceNotes.to_json`): `simulate`'s and
-    `capacity`'s figures are of the rest."""
+    `capacity`'s figures are of the rest. (A namespace of another cluster's team is left out too:
+    the run is of `cluster` alone.)"""
     for namespace, count in notes["unknownTeams"].items():
-        click.echo(f"kueue-policy: warning: {count} job(s) of namespace '{namespace}' belong to no team of the "
-                   "policy; left out", err=True)
+        click.echo(f"kueue-policy: warning: {count} job(s) of namespace '{namespace}' belong to no team of "
+                   f"cluster '{cluster}'; left out", err=True)
     for skipped in notes["skipped"]:
         click.echo(f"{skipped['at'] + ': ' if skipped['at'] else ''}warning[{skipped['code']}]: "
                    f"{skipped['message']}", err=True)

@@ -238,3 +238,18 @@ def test_a_rare_large_job_starts_in_the_answer(tmp_path: Path) -> None:
     assert any("team-a" in miss for miss in data["baseline"]["misses"]), "the policy's ceiling must hold the job back"
     team_a = {row["team"]: row for row in data["answer"]["teams"]}["team-a"]
     assert team_a["guaranteed"] + team_a["burst"] >= 8 and team_a["neverStarted"] == 0, team_a
+
+
+@pytest.mark.parametrize("guaranteed, scaled", [(1, False), (8, True)])
+def test_keep_says_whether_the_guarantees_were_scaled_down(tmp_path: Path, guaranteed: int, scaled: bool) -> None:
+    policy = _policy(tmp_path, {"team-a": (guaranteed, 4, "on-demand-first"),
+                                "team-b": (guaranteed, 4, "on-demand-first")})
+    trace = _trace(tmp_path / "trace.csv", ["team-a", "team-b"], seed=5)
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=12h",
+                   "--guarantees", "keep", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["answer"]
+    shrunk = any(row["guaranteed"] < row["guaranteedBefore"] for row in answer["teams"])
+    assert shrunk == scaled
+    assert answer["guarantees"].startswith("the policy's guarantees")
+    assert ("scaled down" in answer["guarantees"]) == scaled

@@ -30,6 +30,10 @@ def test_mig_cut_needs_fewer_gpus_and_simulates_as_reported(tmp_path: Path) -> N
     pool = data["answer"]["pools"][0]
     assert pool["mig"] == "planned" and pool["migLayouts"]
     assert sum(layout["count"] for layout in pool["migLayouts"]) == pool["gpus"]
+    # A MIG pool's GPU-hours: instances weighed by their memory slices, idle the rest of the pool's.
+    hours = data["answer"]["run"]["makespan"] / 3600
+    assert pool["usedGpuHours"] > 0
+    assert abs(pool["usedGpuHours"] + pool["idleGpuHours"] - pool["gpus"] * hours) < 0.01
     assert "mig: planned" in (policy / "cluster.yaml").read_text()
     assert "mig: {" in (policy / "teams" / "serving.yaml").read_text()
     # The proof: one GPU fewer misses a target.
@@ -40,3 +44,12 @@ def test_mig_cut_needs_fewer_gpus_and_simulates_as_reported(tmp_path: Path) -> N
     for row in data["answer"]["teams"]:
         assert row["wait"] == teams[row["team"]]["wait"]
         assert row["migInstanceHours"] == teams[row["team"]]["migInstanceHours"]
+
+
+def test_without_an_answer_every_cut_says_what_its_largest_candidate_misses(tmp_path: Path) -> None:
+    _generator().generate(tmp_path, jobs=120, seed=4, rate=9.0)
+    done = run_cli("capacity", str(tmp_path / "policy"), "--trace", str(tmp_path / "trace.csv"),
+                   "--target", "p95-wait<=1m", "--nodes", "h100=1..1", "--mig", "h100=both", "--workers", "1")
+    assert done.returncode == 1, done.stderr
+    assert "KP922" in done.stderr and "Traceback" not in done.stderr
+    assert "h100 mig none" in done.stderr and "h100 mig planned" in done.stderr

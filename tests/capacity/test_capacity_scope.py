@@ -107,7 +107,7 @@ def test_jobs_an_export_leaves_out_are_said(lab: Path, tmp_path: Path) -> None:
     done = run_cli("capacity", str(lab), "--trace", str(export), "--target", "p95-wait<=30m", "--workers", "1",
                    "--format", "json")
     assert done.returncode == 0, done.stderr
-    assert "2 job(s) of namespace 'ghost-ns' belong to no team of the policy; left out" in done.stderr
+    assert "2 job(s) of namespace 'ghost-ns' belong to no team of cluster 'lab'; left out" in done.stderr
     assert json.loads(done.stdout)["notes"]["unknownTeams"] == {"ghost-ns": 2}
 
 
