@@ -8,9 +8,11 @@ the answer changes:
 - a number that is already written (a pool's `nodes`, a team's `guaranteed`, `burst`, `lend`)
   is replaced where it stands in the file's text, found from ruamel.yaml's positions: the
   file's indentation, comments, line endings and document markers are left as they are;
-- a change of structure (a `gpus` or `mig` block added, `mig` removed) re-emits that file with
-  ruamel.yaml's round-trip mode, which keeps comments, key order and flow style but not every
-  spacing; a file nothing changes in is not rewritten at all.
+- a change of structure (a `gpus` or `mig` block added, `mig` removed) re-emits that document
+  alone with ruamel.yaml's round-trip mode, at the indentation the document was written with:
+  comments, key order and flow style stay, not every spacing. The file's other documents, its
+  directives, document markers and the comments before a document keep their bytes; a file
+  nothing changes in is not rewritten at all.
 
 The same edit makes the candidate the search simulates and the files `--write` puts on disk, so
 what is written is exactly what was simulated.
@@ -74,14 +76,51 @@ def read_policy_files(root: Path) -> dict[str, bytes]:
     return files
 
 
-def _yaml():
+def _yaml(indentation: "_Indentation | None" = None):
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096               # never fold a long line the user wrote on one
-    yaml.indent(mapping=2, sequence=4, offset=2)
+    shape = indentation or _Indentation()
+    yaml.indent(mapping=shape.mapping, sequence=shape.sequence, offset=shape.offset)
     return yaml
+
+
+@dataclass(frozen=True)
+class _Indentation:
+    """How a document indents (ruamel.yaml's `indent`): a nested mapping's keys, a sequence's
+    items, and a sequence's dash within them."""
+
+    mapping: int = 2
+    sequence: int = 4
+    offset: int = 2
+
+
+_BLOCK_KEY = re.compile(r"^( *)[^\s#-][^#]*:\s*(#.*)?$")   # a key whose value is the block below it
+_ITEM = re.compile(r"^( *)- +(?=\S)")
+
+
+def _indentation(lines: list[str]) -> _Indentation:
+    """The indentation the document's first nested mapping and first block sequence show
+    (ruamel.yaml's defaults where it has none)."""
+    mapping = sequence = offset = None
+    for above, line in zip(lines, lines[1:]):
+        key = _BLOCK_KEY.match(above.rstrip("\r\n"))
+        if key is None or not line.strip() or line.lstrip().startswith("#"):
+            continue
+        depth = len(key.group(1))
+        item = _ITEM.match(line)
+        if item is not None and sequence is None:
+            offset = len(item.group(1)) - depth
+            sequence = item.end() - depth
+        elif item is None and mapping is None and len(line) - len(line.lstrip(" ")) > depth:
+            mapping = len(line) - len(line.lstrip(" ")) - depth
+    default = _Indentation()
+    mapping = mapping or default.mapping
+    if sequence is None:
+        return _Indentation(mapping, max(default.sequence, mapping), default.offset)
+    return _Indentation(mapping, max(sequence, offset + 2), offset)
 
 
 # A plain scalar as written in a file: what a number in place is replaced through.
@@ -202,32 +241,101 @@ def apply(files: dict[str, bytes], candidate: Candidate, cluster: str | None = N
     for name, content in files.items():
         text = content.decode("utf-8")
         documents = list(yaml.load_all(text))
-        changed, edits = False, _Edits()
-        for document in documents:
+        edits = [_Edits() for _ in documents]
+        changed = False
+        for document, edit in zip(documents, edits):
             if not isinstance(document, dict) or not isinstance(document.get("spec"), dict):
                 continue
             if not _in_cluster(document, cluster):
                 continue
             kind = document.get("kind")
             if kind == "Cluster":
-                changed |= _edit_cluster(document["spec"], candidate, edits)
+                changed |= _edit_cluster(document["spec"], candidate, edit)
             elif kind == "Team":
                 team = (document.get("metadata") or {}).get("name")
-                changed |= _edit_team(team, document["spec"], quotas, edits)
+                changed |= _edit_team(team, document["spec"], quotas, edit)
         if not changed:
             result[name] = content
             continue
-        in_place = None if edits.structural else edits.applied(text)
-        result[name] = (in_place if in_place is not None else _emitted(yaml, documents, text)).encode("utf-8")
+        result[name] = _edited(text, documents, edits).encode("utf-8")
     return result
 
 
-def _emitted(yaml, documents: list, text: str) -> str:
-    """The documents re-emitted round-trip, with the file's line endings."""
+def _edited(text: str, documents: list, edits: list[_Edits]) -> str:
+    """The file's text with every document's edits: numbers in place, and each document whose
+    structure changed re-emitted alone between the file's own markers and comments. The whole
+    file is re-emitted only when its documents cannot be told apart in its lines."""
+    in_place = _Edits()
+    in_place.in_place = [change for edit in edits if not edit.structural for change in edit.in_place]
+    lines = in_place.applied(text)
+    if lines is not None and not any(edit.structural for edit in edits):
+        return lines
+    spans = _document_spans(text.splitlines(keepends=True), len(documents))
+    if lines is None or spans is None:
+        return _emitted(_yaml(), documents, text)
+    lines = lines.splitlines(keepends=True)
+    for (start, end), document, edit in sorted(zip(spans, documents, edits), key=lambda d: d[0], reverse=True):
+        if edit.structural:
+            lines[start:end] = _re_emitted(document, lines[start:end], text)
+    return "".join(lines)
+
+
+def _re_emitted(document, own: list[str], text: str) -> list[str]:
+    """A document's lines re-emitted at its own indentation. The comments below its last
+    line (about the next document, as a rule) stay where they are: ruamel.yaml hangs them
+    on the last key, so a key added after it would come below them."""
+    last = max(i for i, line in enumerate(own) if line.strip() and not line.lstrip().startswith("#"))
+    trailing = own[last + 1:]
+    body = _emitted(_yaml(_indentation(own)), [document], text, body_only=True).splitlines(keepends=True)
+    comments = [line.strip() for line in trailing if line.strip()]
+    if not comments:
+        return body + trailing
+    for at in range(len(body) - len(comments), -1, -1):
+        if [line.strip() for line in body[at:at + len(comments)]] == comments:
+            after = at + len(comments)
+            while after < len(body) and not body[after].strip():   # (the blank lines ruamel keeps with them)
+                after += 1
+            return body[:at] + body[after:] + trailing
+    return body + trailing   # (ruamel.yaml did not keep them: they stay as written)
+
+
+_MARKER = re.compile(r"^---(?:[ \t]+#.*)?[ \t]*\r?\n?$")   # a document's start, alone on its line (or with a comment)
+
+
+def _document_spans(lines: list[str], count: int) -> list[tuple[int, int]] | None:
+    """Each document's own lines (from its first content line to the next `---` or `...`), or
+    None when they cannot be told apart: a `---` with content on its line, or not as many as
+    the parser read."""
+    spans, start = [], None
+    for index, line in enumerate(lines + ["---\n"]):
+        stripped = line.strip()
+        if line.startswith("---") and (stripped == "---" or stripped.startswith("--- ") or stripped.startswith("---\t")):
+            if _MARKER.match(line) is None and index < len(lines):
+                return None
+            if start is not None:
+                spans.append((start, index))
+            start = None
+        elif line.startswith("...") and line[3:].strip()[:1] in ("", "#"):   # (an end marker: the next starts after it)
+            if start is not None:
+                spans.append((start, index))
+            start = None
+        elif start is None and stripped and not stripped.startswith("#") and not line.startswith("%"):
+            start = index
+    return spans if len(spans) == count else None
+
+
+def _emitted(yaml, documents: list, text: str, body_only: bool = False) -> str:
+    """The documents re-emitted round-trip, with the file's line endings; `body_only`: without
+    the comments, directives and marker before the first content line (the file keeps its own)."""
     out = io.StringIO()
     if len(documents) == 1:
         yaml.dump(documents[0], out)
     else:
         yaml.dump_all(documents, out)
     emitted = out.getvalue().replace("\r\n", "\n")   # (comments keep the \r they were read with)
+    if body_only:
+        body = emitted.splitlines(keepends=True)
+        while body and (not body[0].strip() or body[0].lstrip().startswith("#") or body[0].startswith("---")):
+            body.pop(0)
+        emitted = "".join(body)
     return emitted.replace("\n", "\r\n") if "\r\n" in text else emitted

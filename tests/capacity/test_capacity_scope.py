@@ -296,3 +296,28 @@ def test_write_keeps_a_symlinked_file_a_link_and_its_permissions(tmp_path: Path)
     assert _write(policy, {"team.yaml": b"old\n"}, {"team.yaml": b"new\n"}) == [str(policy / "team.yaml")]
     assert (policy / "team.yaml").is_symlink() and shared.read_bytes() == b"new\n"
     assert shared.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_block_added_re_emits_only_its_document_at_its_indentation() -> None:
+    # A directive, a header comment, four-space indentation, an end marker and a comment after it,
+    # a comment about the next document below the last key: only the team's document is re-emitted.
+    files = {"all.yaml": b"%YAML 1.2\n# The platform's cluster and teams, one file.\n---\n"
+                         b"kind: Cluster\nmetadata:\n    name: lab\nspec:\n    pools:\n"
+                         b"        -   name: ondemand\n            gpu: A100-80GB\n            nodes: 3    # racks\n"
+                         b"---\n# Research: no guarantee yet.\nkind: Team\nmetadata:\n    name: research\nspec:\n"
+                         b"    cohort: all   # shares\n    namespaces:\n    - research\n# about the next one\n"
+                         b"...\n# the end\n---\nkind: Team\nmetadata: {name: other}\nspec:\n    gpus: {guaranteed: 1}\n"}
+    out = apply(files, Candidate((("ondemand", 5),), (), (TeamQuota("research", 4, (), 6),
+                                                          TeamQuota("other", 2, (), None))))
+    assert out["all.yaml"] == (
+        b"%YAML 1.2\n# The platform's cluster and teams, one file.\n---\n"
+        b"kind: Cluster\nmetadata:\n    name: lab\nspec:\n    pools:\n"
+        b"        -   name: ondemand\n            gpu: A100-80GB\n            nodes: 5    # racks\n"
+        b"---\n# Research: no guarantee yet.\nkind: Team\nmetadata:\n    name: research\nspec:\n"
+        b"    cohort: all   # shares\n    namespaces:\n    - research\n    gpus:\n        guaranteed: 4\n"
+        b"        burst: 6\n# about the next one\n"
+        b"...\n# the end\n---\nkind: Team\nmetadata: {name: other}\nspec:\n    gpus: {guaranteed: 2}\n")
+    crlf = {"c.yaml": b"# header\r\n---\r\nkind: Team\r\nmetadata: {name: c}\r\nspec:\r\n   cohort: all\r\n"}
+    out = apply(crlf, Candidate((), (), (TeamQuota("c", 2, (("1g.10gb", 2),), None),)))
+    assert out["c.yaml"] == (b"# header\r\n---\r\nkind: Team\r\nmetadata: {name: c}\r\nspec:\r\n   cohort: all\r\n"
+                             b"   gpus:\r\n      guaranteed: 2\r\n   mig: {1g.10gb: 2}\r\n")
