@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from compiler.core import codes
+from compiler.core.resources import MIG_PREFIX
 from compiler.cli.common import console as terminal_console, emit_json, format_option, handles_errors, progress
 from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
 from compiler.stages.pipeline import PolicySource
@@ -100,8 +101,11 @@ def _print_changes(revision: str, changes: list[dict]) -> None:
 def _print_summary(summary: dict) -> None:
     console = terminal_console()
     run = summary["run"]
+    mig = [p for p in summary["pools"] if p["resource"].startswith(MIG_PREFIX)]
+    instances = (f"{sum(p['usedHours'] for p in mig):,.1f} MIG instance-hours used, "
+                 f"{sum(p['idleHours'] for p in mig):,.1f} idle; " if mig else "")
     console.print(f"{summary['cluster']}: {run['jobs']} jobs over {human_duration(run['makespan'])}; "
-                  f"{run['gpuHours']:,.1f} GPU-hours used, {run['idleGpuHours']:,.1f} idle; "
+                  f"{run['gpuHours']:,.1f} GPU-hours used, {run['idleGpuHours']:,.1f} idle; {instances}"
                   f"{run['preemptions']} preemptions; {run['neverStarted']} never started")
     teams = Table(title="per team", title_justify="left")
     for column in ("team", "jobs", "never started", "p50 wait", "p95 wait", "max wait", "GPU-hours",

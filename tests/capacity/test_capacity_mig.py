@@ -40,7 +40,10 @@ def test_mig_cut_needs_fewer_gpus_and_simulates_as_reported(tmp_path: Path) -> N
     assert data["proof"] and all(not n["meets"] for n in data["proof"])
     simulated = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
     assert simulated.returncode == 0, simulated.stderr
-    teams = {t["team"]: t for t in json.loads(simulated.stdout)["teams"]}
+    summary = json.loads(simulated.stdout)
+    teams = {t["team"]: t for t in summary["teams"]}
+    used = sum(p["usedHours"] for p in summary["pools"] if p["resource"].startswith("nvidia.com/mig-"))
+    assert f"{used:,.1f} MIG instance-hours used" in run_cli("simulate", str(policy), "--trace", str(trace)).stdout
     for row in data["answer"]["teams"]:
         assert row["wait"] == teams[row["team"]]["wait"]
         assert row["migInstanceHours"] == teams[row["team"]]["migInstanceHours"]
