@@ -179,6 +179,7 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
     """The policy compiled once (its mistakes reported as `compile` would), the trace read once,
     and the space to search."""
     from compiler.simulate.runner import compiled_cluster, load_trace
+    from compiler.stages.admissibility import NEVER
     from compiler.stages.pipeline import PolicySource
 
     if not policy_dir.exists():
@@ -194,7 +195,8 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
-                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools}, full_runs)
+                      {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools}, full_runs,
+                      frozenset((v.team, v.workload) for v in artifacts.verdicts if v.verdict == NEVER))
     return problem, space, files
 
 

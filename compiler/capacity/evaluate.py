@@ -37,6 +37,9 @@ class Problem:
     costs: dict[str, float]       # pool -> price of a GPU hour (1 when the policy gives none)
     gpus_per_node: dict[str, int]
     full_runs: bool = False       # every candidate to the end of the trace (`--full-runs`)
+    # The declared workloads the policy as it is would never admit (team, workload): `compile`
+    # refuses any other, so a candidate that makes one more inadmissible is refused too.
+    never_before: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass
@@ -137,6 +140,7 @@ def evaluate(problem: Problem, candidate: Candidate, full: bool = False, reach: 
     unless `full` or `problem.full_runs`; `reach` is told how far the simulation has got
     (in_flight.py), which changes nothing in it."""
     from compiler.simulate.runner import compiled_cluster, simulate_compiled
+    from compiler.stages.admissibility import NEVER
     from compiler.stages.pipeline import PolicySource
 
     cost, gpus = cost_of(problem, candidate)
@@ -146,6 +150,12 @@ def evaluate(problem: Problem, candidate: Candidate, full: bool = False, reach: 
     except PolicyError as error:
         first = error.diagnostics[0] if error.diagnostics else None
         reason = first.message if first is not None else str(error)
+        return Evaluation(candidate, cost, gpus, False, [f"does not compile: {reason}"], error=reason)
+    newly_never = [v for v in artifacts.verdicts
+                   if v.verdict == NEVER and (v.team, v.workload) not in problem.never_before]
+    if newly_never:
+        reason = (f"workload '{newly_never[0].workload}' of team '{newly_never[0].team}' would never be "
+                  f"admitted: {newly_never[0].reason}")
         return Evaluation(candidate, cost, gpus, False, [f"does not compile: {reason}"], error=reason)
     with_mig = {team.name for team in artifacts.cluster.teams if team.mig_pools}
     trace = whole_gpu_trace(problem.trace, with_mig)

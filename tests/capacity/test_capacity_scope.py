@@ -321,3 +321,23 @@ def test_a_block_added_re_emits_only_its_document_at_its_indentation() -> None:
     out = apply(crlf, Candidate((), (), (TeamQuota("c", 2, (("1g.10gb", 2),), None),)))
     assert out["c.yaml"] == (b"# header\r\n---\r\nkind: Team\r\nmetadata: {name: c}\r\nspec:\r\n   cohort: all\r\n"
                              b"   gpus:\r\n      guaranteed: 2\r\n   mig: {1g.10gb: 2}\r\n")
+
+
+def test_the_answer_keeps_every_declared_workload_admissible(tmp_path: Path) -> None:
+    # team-b never borrows and has no job in the trace: demand would guarantee it nothing, and its
+    # declared workload would never be admitted, which `compile` refuses.
+    policy = tmp_path / "lab"
+    shutil.copytree(LAB, policy)
+    team = policy / "teams" / "team-b.yaml"
+    team.write_text(team.read_text().replace("gpus: {guaranteed: 0}", "gpus: {guaranteed: 2, burst: 0}\n"
+                                             "  workloads:\n    - {name: serve, replicas: 1, gpus: 2}"))
+    assert run_cli("compile", str(policy), "--out", str(tmp_path / "before")).returncode == 0
+    trace = tmp_path / "trace.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus\nteam-a,only,0,600,1,4\n")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h", "--workers", "1",
+                   "--write", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    refused = [p for p in json.loads(done.stdout)["candidates"] if "would never be admitted" in " ".join(p["misses"])]
+    assert refused   # (the demand guarantees were tried, and refused as `compile` refuses them)
+    compiled = run_cli("compile", str(policy), "--out", str(tmp_path / "after"))
+    assert compiled.returncode == 0, compiled.stderr
