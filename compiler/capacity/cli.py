@@ -26,8 +26,11 @@ if TYPE_CHECKING:
     from compiler.simulate.trace import Trace
 
 
-def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace]) -> list[tuple[tuple[str, str], ...]]:
-    """The ways of cutting the pools to compare (`--mig POOL=none|planned|both`)."""
+def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace],
+          own: dict[str, str]) -> list[tuple[tuple[str, str], ...]]:
+    """The ways of cutting the pools to compare (`--mig POOL=none|planned|both`). A choice that is
+    how the policy already cuts the pool (`own`: pool -> "none", "planned" or "layout") changes
+    nothing and is left out of the cut: the policy as it is then stays a candidate of that cut."""
     from compiler.mig.catalogue import load_catalogue
 
     options, seen = [], set()
@@ -46,7 +49,8 @@ def _cuts(choices: tuple[str, ...], pools: dict[str, PoolSpace]) -> list[tuple[t
                                          f"{pools[pool].gpu or 'no GPU model'}, which MIG cannot cut",
                                          SourcePosition("--mig"))])
         options.append([(pool, m) for m in (("none", "planned") if mode == "both" else (mode,))])
-    return [tuple(sorted(combination)) for combination in itertools.product(*options)] if options else [()]
+    return [tuple(sorted((pool, mode) for pool, mode in combination if own.get(pool) != mode))
+            for combination in itertools.product(*options)] if options else [()]
 
 
 class _Bar:
@@ -93,7 +97,8 @@ def _progress(total: int, arrivals: tuple[int, int], quiet: bool) -> Iterator[_B
 
 
 def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Space:
-    pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig, p.spec.gpu)
+    pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig, p.spec.gpu,
+                       tuple(sorted(p.spec.mig.layout.items())) if p.spec.mig not in ("none", "planned") else ())
              for p in artifacts.cluster.pools]
     bounded = space_from(pools, requirements.bounds)
     accepted = {t.name: tuple(p.name for p in [*t.gpu_pools, *t.mig_pools]) for t in artifacts.cluster.teams}
@@ -110,7 +115,8 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
                       accepted[t.name], bursts[t.name])
              for t in artifacts.cluster.teams if t.name not in verbatim]
     overcommit = artifacts.cluster.pools[0].overcommit if artifacts.cluster.pools else 1.0
-    space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}), guarantees)
+    own = {p.name: p.cut_in({}) for p in bounded}
+    space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}, own), guarantees)
     accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
     for cut in space.cuts:
         load = offered_load(trace, accepts, space.mig_models(cut))

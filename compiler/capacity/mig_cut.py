@@ -35,9 +35,24 @@ def _gpus_needed(model: str, demand: Demand) -> int:
     return plan_mig(model, total).gpus if total else 0
 
 
+def _fits_layout(layout: tuple[tuple[str, int], ...], gpus: int, demand: Demand) -> bool:
+    """Whether a pool whose every GPU is cut `layout` holds the guarantees."""
+    per_gpu = dict(layout)
+    total: dict[str, int] = {}
+    for _, profiles in demand:
+        for profile, count in profiles:
+            total[profile] = total.get(profile, 0) + count
+    return all(count <= per_gpu.get(profile, 0) * gpus for profile, count in total.items())
+
+
 @lru_cache(maxsize=256)
-def fill_pool(model: str, gpus: int, demand: Demand) -> Demand:
-    """The teams' MIG guarantees, proportional to `demand`, that fill at most `gpus` GPUs."""
+def fill_pool(model: str, gpus: int, demand: Demand, layout: tuple[tuple[str, int], ...] = ()) -> Demand:
+    """The teams' MIG guarantees, proportional to `demand`, that fill at most `gpus` GPUs: cut by
+    the planner, or, for a pool with a fixed `layout` (profile, instances a GPU), as the layout
+    cuts every GPU (a profile the layout lacks cannot be guaranteed there)."""
+    if layout:
+        offered = dict(layout)
+        demand = tuple((team, tuple((p, n) for p, n in profiles if p in offered)) for team, profiles in demand)
     instances = sum(n for _, profiles in demand for _, n in profiles)
     if not instances or gpus <= 0:
         return tuple((team, ()) for team, _ in demand)
@@ -45,7 +60,8 @@ def fill_pool(model: str, gpus: int, demand: Demand) -> Demand:
     low, high = 0, math.ceil(STEPS_PER_UNIT * 7 * gpus / instances)
     while low < high:
         middle = (low + high + 1) // 2
-        if _gpus_needed(model, _scaled(demand, middle)) <= gpus:
+        scaled = _scaled(demand, middle)
+        if _fits_layout(layout, gpus, scaled) if layout else _gpus_needed(model, scaled) <= gpus:
             low = middle
         else:
             high = middle - 1

@@ -124,7 +124,7 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
         "evaluated": len(answer.evaluations),
         "baseline": {"candidate": labels[answer.baseline.candidate], "costPerHour": answer.baseline.cost,
                      "meets": answer.baseline.meets, "misses": answer.baseline.misses},
-        "cuts": [{"mig": dict(r.cut), "costPerHour": r.answer.cost if r.answer else None,
+        "cuts": [{"mig": {p.name: p.cut_in(dict(r.cut)) for p in space.pools}, "costPerHour": r.answer.cost if r.answer else None,
                   "largestMeets": r.largest.meets, "largestMisses": r.largest.misses} for r in answer.cuts],
         "answer": None, "proof": [],
         "candidates": [_point(e, labels[e.candidate], e.candidate == chosen) for e in answer.evaluations],

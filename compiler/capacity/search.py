@@ -27,6 +27,7 @@ which candidates it compared and how many.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -57,15 +58,17 @@ class PoolSpace:
     gpus_per_node: int
     is_mig: bool
     gpu: str = ""
+    layout: tuple[tuple[str, int], ...] = ()   # a fixed per-GPU MIG layout (profile, instances), if any
 
     @property
     def movable(self) -> bool:
         return self.minimum < self.maximum
 
     def cut_in(self, chosen: dict[str, str]) -> str:
-        """"none" or "planned": how the pool is cut given a candidate's MIG choices (else as the
-        policy has it)."""
-        return chosen.get(self.name, "planned" if self.is_mig else "none")
+        """"none", "planned" or "layout" (the policy's fixed layout): how the pool is cut given a
+        candidate's MIG choices (else as the policy has it)."""
+        own = ("layout" if self.layout else "planned") if self.is_mig else "none"
+        return chosen.get(self.name, own)
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,8 @@ def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpa
         else:
             low = bound.minimum if bound is not None and bound.minimum is not None else 1
             high = bound.maximum if bound is not None and bound.maximum is not None else max(2 * pool.current, 1)
-        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig, pool.gpu))
+        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig, pool.gpu,
+                                pool.layout))
     return result
 
 
@@ -231,7 +235,8 @@ class Search:
         chosen, count = dict(cut), dict(nodes)
         pool = next(p for p in self.space.pools if p.cut_in(chosen) != "none")
         demand = tuple((t.team, t.mig) for t in sorted(reference, key=lambda t: t.team))
-        filled = fill_pool(pool.gpu, count[pool.name] * pool.gpus_per_node, demand)
+        layout = pool.layout if pool.cut_in(chosen) == "layout" else ()
+        filled = fill_pool(pool.gpu, count[pool.name] * pool.gpus_per_node, demand, layout)
         return [(team, tuple((p, n) for p, n in profiles if n > 0)) for team, profiles in filled]
 
     def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
@@ -262,6 +267,8 @@ class Search:
                                  "meets every target, and the descent from it costs no more than those from the largest")
             if best is None or kept.answer.cost <= best.answer.cost:
                 best = kept
+                # (the policy's own cut answers with it: the report's cuts and answer agree)
+                results = [dataclasses.replace(kept, largest=r.largest) if r.cut == () else r for r in results]
         return Answer(baseline, best, results, list(self.order))
 
     def _baseline_competes(self, baseline: Evaluation, best: CutResult | None) -> bool:

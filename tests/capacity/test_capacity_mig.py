@@ -56,3 +56,22 @@ def test_without_an_answer_every_cut_says_what_its_largest_candidate_misses(tmp_
     assert done.returncode == 1, done.stderr
     assert "KP922" in done.stderr and "Traceback" not in done.stderr
     assert "h100 mig none" in done.stderr and "h100 mig planned" in done.stderr
+
+
+def test_demand_guarantees_on_a_fixed_layout_are_what_the_layout_holds(tmp_path: Path) -> None:
+    _generator().generate(tmp_path, jobs=10, seed=4, rate=9.0)
+    policy = tmp_path / "policy"
+    cluster = policy / "cluster.yaml"
+    cluster.write_text(cluster.read_text().replace("      cost: 1", "      cost: 1\n      mig: {layout: {3g.40gb: 1, 1g.10gb: 4}}", 1))
+    rows = ["team,name,at,duration,replicas,mig"]
+    rows += [f"{'serving' if i % 2 else 'eval'},j{i},{i * 300},{3600 + 60 * (i % 7)},1,{'1g.10gb' if i % 2 else '3g.40gb'}"
+             for i in range(80)]
+    trace = tmp_path / "fixed.csv"
+    trace.write_text("\n".join(rows) + "\n")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h", "--workers", "1",
+                   "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert not [p for p in data["candidates"] if any("does not compile" in m for m in p["misses"])]
+    assert data["cuts"][0]["mig"] == {"h100": "layout"}
+    assert data["answer"]["guarantees"].startswith("guarantees from each team's mean")

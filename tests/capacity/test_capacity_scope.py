@@ -10,6 +10,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from conftest import LAB, lab_trace
 from kp_testing import run_cli
 
@@ -253,18 +255,21 @@ def test_a_team_with_kueues_own_quota_is_left_alone(tmp_path: Path) -> None:
     assert all("does not compile" not in " ".join(point["misses"]) for point in data["candidates"])
 
 
-def test_a_policy_that_meets_the_targets_is_never_answered_with_a_costlier_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mig", [(), ("--mig", "a100=none")])
+def test_a_policy_that_meets_the_targets_is_never_answered_with_a_costlier_one(tmp_path: Path, mig) -> None:
     # East's policy meets the target at 32/h; the descents from the largest candidates end at 36/h
     # (moving nodes between pools is not searched), so the policy as it is competes.
+    # A `--mig` choice that is the pool's own cut changes nothing: the policy still competes.
     policy = tmp_path / "policy"
     shutil.copytree(FIXTURES / "meets-already", policy)
     before = (policy / "all.yaml").read_bytes()
     done = run_cli("capacity", str(policy), "--trace", str(FIXTURES / "meets-already.csv"), "--target", "p95-wait<=1h",
-                   "--cluster", "east", "--workers", "1", "--write", "--format", "json")
+                   "--cluster", "east", "--workers", "1", "--write", "--format", "json", *mig)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["baseline"]["meets"]
     assert data["answer"]["costPerHour"] <= data["baseline"]["costPerHour"] == 32.0
+    assert [cut["costPerHour"] for cut in data["cuts"]] == [data["answer"]["costPerHour"]]   # (the cuts agree)
     assert data["written"] == [] and (policy / "all.yaml").read_bytes() == before   # no change: nothing written
 
 
