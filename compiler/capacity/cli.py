@@ -163,21 +163,34 @@ def _check_verbatim(artifacts, verbatim: set[str], pools: list[PoolSpace]) -> No
 
 
 def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes]) -> list[str]:
-    written = []
-    for name, content in changed.items():
-        if files.get(name) == content:
-            continue
-        shown = policy_dir / name if policy_dir.is_dir() else policy_dir
-        target = shown.resolve()   # (a symlinked file is written where it points, and stays a link)
-        temporary = target.with_name(f".{target.name}.capacity")
-        try:
-            temporary.write_bytes(content)
-            os.chmod(temporary, target.stat().st_mode & 0o7777)   # (its permissions kept)
-            os.replace(temporary, target)
-        except OSError as error:
-            raise EnvironmentFailure(f"cannot write {target}: {error.strerror or error}") from None
-        written.append(str(shown))
-    return written
+    """The changed files written: every one to a temporary beside it first, then all renamed over
+    the originals, so a write that fails leaves the policy as it was (never half a candidate that
+    was not simulated). A symlinked file is written where it points, and stays a link."""
+    staged: list[tuple[Path, Path, str]] = []   # (temporary, target, path shown)
+    try:
+        for name, content in changed.items():
+            if files.get(name) == content:
+                continue
+            shown = policy_dir / name if policy_dir.is_dir() else policy_dir
+            target = shown.resolve()
+            temporary = target.with_name(f".{target.name}.capacity")
+            staged.append((temporary, target, str(shown)))
+            try:
+                temporary.write_bytes(content)
+                os.chmod(temporary, target.stat().st_mode & 0o7777)   # (its permissions kept)
+            except OSError as error:
+                raise EnvironmentFailure(f"cannot write {temporary} (for {target}): "
+                                         f"{error.strerror or error}; nothing was written") from None
+        for temporary, target, _ in staged:
+            try:
+                os.replace(temporary, target)
+            except OSError as error:   # (a rename in one folder: all but impossible once written)
+                raise EnvironmentFailure(f"cannot replace {target}: {error.strerror or error}") from None
+    finally:
+        for temporary, _, _ in staged:
+            if temporary.is_file() and not temporary.is_symlink():
+                temporary.unlink()
+    return [shown for _, _, shown in staged]
 
 
 def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requirements, mig_choices: tuple[str, ...],

@@ -113,12 +113,17 @@ def _labels(evaluations: list[Evaluation]) -> dict[Candidate, str]:
     return labels
 
 
+def _hours(evaluation: Evaluation) -> float:
+    """The hours of a candidate's own run: its cost over the trace is over them (a smaller
+    cluster's backlog runs longer)."""
+    return evaluation.run.get("makespan", 0) / 3600.0 if evaluation.run else 0.0
+
+
 def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str, trace: str, targets: list[str],
              workers: int) -> dict:
     best = answer.best
     chosen = best.answer.candidate if best is not None and best.answer is not None else None
     labels = _labels([answer.baseline, *answer.evaluations, *(best.neighbours if chosen is not None else [])])
-    hours = answer.baseline.run.get("makespan", 0) / 3600.0 if answer.baseline.run else 0.0
     result = {
         "cluster": cluster, "trace": trace, "targets": targets, "workers": workers,
         "evaluated": len(answer.evaluations),
@@ -134,7 +139,8 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
     chosen = best.answer
     result["answer"] = {
         "candidate": labels[chosen.candidate], "costPerHour": chosen.cost,
-        "costOverTrace": round(chosen.cost * hours, 3), "costOverTraceBefore": round(answer.baseline.cost * hours, 3),
+        "costOverTrace": round(chosen.cost * _hours(chosen), 3),
+        "costOverTraceBefore": round(answer.baseline.cost * _hours(answer.baseline), 3),
         "guarantees": best.guarantees_note,
         "pools": _pool_rows(space, chosen, answer.baseline, costs, dict(best.cut)),
         "teams": _team_rows(chosen, answer.baseline), "run": chosen.run, "measured": chosen.measured,

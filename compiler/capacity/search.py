@@ -35,7 +35,7 @@ from typing import Callable
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.in_flight import Running
-from compiler.capacity.targets import Bound
+from compiler.capacity.targets import MAX_NODES, Bound
 from compiler.capacity.workers import Executor
 from compiler.stages.resolved_model import guarantee_capacity
 
@@ -142,7 +142,8 @@ def fit_to_pools(guaranteed: dict[str, int], teams: list[TeamBase], room: dict[s
 
 
 def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpace]:
-    """The pools with their bounds: a fixed pool keeps its nodes; by default 1 to twice today's."""
+    """The pools with their bounds: a fixed pool keeps its nodes; by default 1 to twice today's
+    (at most the nodes a pool may declare)."""
     result = []
     for pool in pools:
         bound = bounds.get(pool.name)
@@ -150,7 +151,7 @@ def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpa
             low = high = pool.current
         else:
             low = bound.minimum if bound is not None and bound.minimum is not None else 1
-            high = bound.maximum if bound is not None and bound.maximum is not None else max(2 * pool.current, 1)
+            high = bound.maximum if bound is not None and bound.maximum is not None else min(max(2 * pool.current, 1), MAX_NODES)
         result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig, pool.gpu,
                                 pool.layout))
     return result

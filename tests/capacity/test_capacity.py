@@ -109,6 +109,8 @@ def test_the_answer_is_proved_by_its_failing_neighbours(lab: Path, tmp_path: Pat
         assert not neighbour["meets"] and neighbour["misses"]
         assert neighbour["costPerHour"] < data["answer"]["costPerHour"]
     assert data["evaluated"] == len(data["candidates"])
+    answer = data["answer"]   # (its cost over the trace is over its own run, not the policy's)
+    assert answer["costOverTrace"] == round(answer["costPerHour"] * answer["run"]["makespan"] / 3600, 3)
 
 
 def test_html_page_has_one_point_per_candidate(lab: Path, tmp_path: Path) -> None:

@@ -253,3 +253,11 @@ def test_keep_says_whether_the_guarantees_were_scaled_down(tmp_path: Path, guara
     assert shrunk == scaled
     assert answer["guarantees"].startswith("the policy's guarantees")
     assert ("scaled down" in answer["guarantees"]) == scaled
+
+
+def test_the_default_upper_bound_is_at_most_what_a_pool_may_declare() -> None:
+    from compiler.capacity.search import PoolSpace, space_from
+    from compiler.capacity.targets import MAX_NODES
+
+    (pool,) = space_from([PoolSpace("p", 60_000, 60_000, 60_000, 8, False)], {})
+    assert (pool.minimum, pool.maximum) == (1, MAX_NODES)

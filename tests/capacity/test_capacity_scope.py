@@ -303,6 +303,22 @@ def test_write_keeps_a_symlinked_file_a_link_and_its_permissions(tmp_path: Path)
     assert shared.stat().st_mode & 0o777 == 0o640
 
 
+def test_a_write_that_fails_leaves_every_file_as_it_was(tmp_path: Path) -> None:
+    from compiler.capacity.cli import _write
+    from compiler.core.errors import EnvironmentFailure
+
+    policy = tmp_path / "policy"
+    (policy / "teams").mkdir(parents=True)
+    (policy / "a.yaml").write_bytes(b"nodes: 3\n")
+    (policy / "teams" / "t.yaml").write_bytes(b"guaranteed: 4\n")
+    (policy / "teams" / ".t.yaml.capacity").mkdir()   # (the second file's temporary cannot be written)
+    with pytest.raises(EnvironmentFailure, match=r"\.t\.yaml\.capacity .*nothing was written"):
+        _write(policy, {"a.yaml": b"nodes: 3\n", "teams/t.yaml": b"guaranteed: 4\n"},
+               {"a.yaml": b"nodes: 5\n", "teams/t.yaml": b"guaranteed: 2\n"})
+    assert (policy / "a.yaml").read_bytes() == b"nodes: 3\n"
+    assert sorted(p.name for p in policy.rglob("*")) == [".t.yaml.capacity", "a.yaml", "t.yaml", "teams"]
+
+
 def test_a_block_added_re_emits_only_its_document_at_its_indentation() -> None:
     # A directive, a header comment, four-space indentation, an end marker and a comment after it,
     # a comment about the next document below the last key: only the team's document is re-emitted.
