@@ -159,4 +159,4 @@ class CertainMisses:
             return (f"{team} p{target.percentile:g} wait > {limit_text}: {late} of its {limit.jobs} jobs wait longer "
                     f"({when})")
         return (f"{team} starts at most {(limit.jobs - late) / limit.jobs:.1%} within {limit_text} "
-                f"< {target.share:.0%}: {late} of its {limit.jobs} jobs wait longer ({when})")
+                f"< {target.share_text}: {late} of its {limit.jobs} jobs wait longer ({when})")

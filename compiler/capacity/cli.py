@@ -211,6 +211,9 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
                                {p.name for p in artifacts.cluster.pools})
     trace, notes = load_trace(trace_path, artifacts)
     notes.warnings = _check_trace(artifacts, trace, str(trace_path))
+    with_jobs = {job.team for job in trace.jobs}
+    notes.warnings += [f"target '{t.text}': team '{t.team}' has no job in the trace, so every candidate meets it"
+                       for t in requirements.targets if t.team is not None and t.team not in with_jobs]
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,

@@ -115,7 +115,7 @@ def check_targets(targets: list[Target], summary: dict) -> tuple[list[str], dict
                 worst = share if worst is None else min(worst, share)
                 if share < target.share:
                     misses.append(f"{team} started {share:.1%} within {human_duration(target.seconds)} "
-                                  f"< {target.share:.0%}")
+                                  f"< {target.share_text}")
             else:
                 value = preempted.get(team, 0)
                 worst = value if worst is None else max(worst, value)

@@ -44,6 +44,11 @@ class Target:
     share: float = 0.0        # within: the share of jobs (0..1)
     count: int = 0            # preemptions: the limit
 
+    @property
+    def share_text(self) -> str:
+        """The share as written (99.9%, not 100%)."""
+        return f"{self.share * 100:g}%"
+
 
 @dataclass(frozen=True)
 class Bound:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,24 @@ def test_a_targets_file_with_no_target_names_the_file(lab: Path, tmp_path: Path)
     assert done.returncode == 1
     assert f"{targets}:1:1: error[KP920]: the targets file lists no target" in done.stderr
     _no_traceback(done)
+
+
+def test_a_share_target_is_quoted_as_written() -> None:
+    from compiler.capacity.evaluate import check_targets
+
+    target = parse_target("within-30m>=99.9%")
+    summary = {"teams": [{"team": "a", "preemptionsSuffered": 0}],
+               "jobs": [{"team": "a", "waited": 0}] * 871 + [{"team": "a", "waited": 7200}] * 129}
+    misses, _ = check_targets([target], summary)
+    assert misses == ["a started 87.1% within 30.0 min < 99.9%"]
+
+
+def test_a_target_on_a_team_without_jobs_is_warned_about(lab: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus\nteam-a,only,0,600,1,4\n")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "team-b:p95-wait<=1h",
+                   "--target", "team-a:p95-wait<=1h", "--workers", "1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    warning = "target 'team-b:p95-wait<=1h': team 'team-b' has no job in the trace, so every candidate meets it"
+    assert warning in done.stderr and "team 'team-a'" not in done.stderr
+    assert warning in json.loads(done.stdout)["notes"]["warnings"]
