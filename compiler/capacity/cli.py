@@ -16,9 +16,10 @@ from compiler.capacity.candidate import apply, read_policy_files
 from compiler.capacity.demand import TeamPools, offered_load
 from compiler.capacity.evaluate import Evaluation, Problem
 from compiler.capacity.search import PoolSpace, Search, Space, TeamBase, estimated_total, space_from
-from compiler.cli.common import console as terminal_console, emit_json, format_option, handles_errors
+from compiler.cli.common import (console as terminal_console, diagnostics_json, emit_json, format_option,
+                                 handles_errors)
 from compiler.core import codes
-from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, PolicyError, SourcePosition
+from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, PolicyError, Severity, SourcePosition
 from compiler.runtime.parallel import WORKERS_ENV, available_cpus
 from compiler.simulate.cli import warn_trace_notes
 
@@ -208,7 +209,7 @@ def _prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requiremen
     label = policy_dir.resolve().name if policy_dir.is_dir() else ""
     artifacts = compiled_cluster(PolicySource.from_files(files, label), cluster)
     targets_module.check_names(requirements, {t.name for t in artifacts.cluster.teams},
-                               {p.name for p in artifacts.cluster.pools})
+                               {p.name for p in artifacts.cluster.pools}, artifacts.name)
     trace, notes = load_trace(trace_path, artifacts)
     notes.warnings = _check_trace(artifacts, trace, str(trace_path))
     with_jobs = {job.team for job in trace.jobs}
@@ -245,6 +246,34 @@ def _check_trace(artifacts, trace: Trace, trace_label: str) -> list[str]:
         return []
     teams = {team.name: team for team in artifacts.cluster.teams}
     return [warning.message for warning in pods_larger_than_nodes(jobs.runs, teams)]
+
+
+# Misses shown per largest candidate: a policy of many teams can miss a target in every one.
+MAX_MISSES_SHOWN = 10
+
+
+def _infeasible(answer, trace_label: str) -> list[Diagnostic]:
+    """Why no candidate meets the targets: what each largest candidate misses (one per cut
+    compared, and per set of guarantees tried). Waits only shrink as pools grow, so a miss of
+    the largest is a miss of every candidate; preemptions do not (more room, more borrowing,
+    more reclaiming), and a note says so when a largest candidate misses only them."""
+    tops = list({e.candidate: e for cut in answer.cuts for e in (cut.tops or [cut.largest])}.values())
+    tops = tops or [answer.baseline]
+    where = SourcePosition(trace_label)
+    problems = []
+    for largest in tops:
+        misses = largest.misses or ["(no figure)"]
+        shown = misses[:MAX_MISSES_SHOWN] + ([f"and {len(misses) - MAX_MISSES_SHOWN} more"]
+                                               if len(misses) > MAX_MISSES_SHOWN else [])
+        problems += [Diagnostic(codes.CAPACITY_INFEASIBLE, "no candidate within the bounds meets the targets; the "
+                                f"largest ({largest.candidate.label()}) misses: {miss}", where) for miss in shown]
+    if any(e.misses and all(" suffered " in miss for miss in e.misses) for e in tops):   # (preemptions' sentences)
+        problems.append(Diagnostic(codes.CAPACITY_INFEASIBLE, "a largest candidate misses only preemption targets, "
+                                   "and preemptions "
+                                   "can grow with the pools (more room to borrow, more to reclaim): a smaller "
+                                   "candidate may meet them; bound the pools (--nodes) to search below the largest",
+                                   where, Severity.NOTE))
+    return problems
 
 
 @click.command()
@@ -306,12 +335,10 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
 
         write_page(html_path, data)
     if data["answer"] is None:
-        tops = [cut.largest for cut in answer.cuts] or [answer.baseline]   # (one per cut compared: --mig both)
-        problems = [Diagnostic(codes.CAPACITY_INFEASIBLE, "no candidate within the bounds meets the targets; the "
-                               f"largest ({largest.candidate.label()}) misses: {miss}", SourcePosition(str(trace_path)))
-                    for largest in tops for miss in (largest.misses[:10] or ["(no figure)"])]
+        problems = _infeasible(answer, str(trace_path))
         if output_format == "json":
-            emit_json({"ok": False, **data})
+            emit_json({"ok": False, "exitCode": InputError.exit_code, "diagnostics": diagnostics_json(problems),
+                       **data})
         raise InputError(problems)
     if write_files:
         best = answer.best.answer

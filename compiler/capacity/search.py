@@ -164,6 +164,9 @@ class CutResult:
     largest: Evaluation
     guarantees_note: str = ""
     neighbours: list[Evaluation] = field(default_factory=list)
+    # With no answer: every largest candidate of the cut (the policy's guarantees, demand's), each
+    # of whose misses the report gives.
+    tops: list[Evaluation] = field(default_factory=list)
 
 
 @dataclass
@@ -294,7 +297,7 @@ class Search:
                        + "; ".join(largest[1].misses[:3]) + ")")
             options.append((largest[0], self.space.teams, why))
         if not options:
-            return CutResult(cut, None, largest[-1])
+            return CutResult(cut, None, largest[-1], tops=list(largest))
         results = []
         for top, reference, note in options:
             result = self._descent(top, cut, reference, note)

@@ -230,17 +230,17 @@ def _twice(pool: str, first: SourcePosition, again: SourcePosition) -> Diagnosti
                       "one bound", again)
 
 
-def check_names(requirements: Requirements, teams: set[str], pools: set[str]) -> None:
-    """Every team a target names and every pool a bound names exists in the policy."""
+def check_names(requirements: Requirements, teams: set[str], pools: set[str], cluster: str) -> None:
+    """Every team a target names and every pool a bound names exists in the cluster searched."""
     problems = []
     for target in requirements.targets:
         if target.team is not None and target.team not in teams:
-            problems.append(Diagnostic(codes.CAPACITY_UNKNOWN_NAME, f"target '{target.text}': the policy has no "
-                                       f"team '{target.team}' (teams: {', '.join(sorted(teams))})",
+            problems.append(Diagnostic(codes.CAPACITY_UNKNOWN_NAME, f"target '{target.text}': cluster '{cluster}' "
+                                       f"has no team '{target.team}' (teams: {', '.join(sorted(teams))})",
                                        requirements.origins.get(target.text)))
     for pool in requirements.bounds:
         if pool not in pools:
-            problems.append(Diagnostic(codes.CAPACITY_UNKNOWN_NAME, f"bound on '{pool}': the policy has no such "
-                                       f"pool (pools: {', '.join(sorted(pools))})", requirements.origins.get(pool)))
+            problems.append(Diagnostic(codes.CAPACITY_UNKNOWN_NAME, f"bound on '{pool}': cluster '{cluster}' has no "
+                                       f"such pool (pools: {', '.join(sorted(pools))})", requirements.origins.get(pool)))
     if problems:
         raise InputError(problems)

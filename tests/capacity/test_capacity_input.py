@@ -151,3 +151,35 @@ def test_a_target_on_a_team_without_jobs_is_warned_about(lab: Path, tmp_path: Pa
     warning = "target 'team-b:p95-wait<=1h': team 'team-b' has no job in the trace, so every candidate meets it"
     assert warning in done.stderr and "team 'team-a'" not in done.stderr
     assert warning in json.loads(done.stdout)["notes"]["warnings"]
+
+
+def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_may_not_help() -> None:
+    from compiler.capacity.candidate import Candidate, TeamQuota
+    from compiler.capacity.cli import MAX_MISSES_SHOWN, _infeasible
+    from compiler.capacity.evaluate import Evaluation
+    from compiler.capacity.search import Answer, CutResult
+
+    nodes = (("a", 8),)
+    policy = Evaluation(Candidate(nodes, (), (TeamQuota("t0", 4),)), 8.0, {"a": 8}, False,
+                        [f"t{i} p95 wait 2.0 h > 60 s" for i in range(12)])
+    demand = Evaluation(Candidate(nodes, (), (TeamQuota("t0", 9),)), 8.0, {"a": 8}, False,
+                        ["t0 suffered 15 preemptions > 6"])
+    cut = CutResult((), None, demand, tops=[policy, demand])
+    problems = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv")
+    messages = [d.message for d in problems]
+    assert sum("guaranteed 4 GPUs" in m for m in messages) == MAX_MISSES_SHOWN + 1
+    assert messages[MAX_MISSES_SHOWN].endswith("misses: and 2 more")
+    assert messages[MAX_MISSES_SHOWN + 1].endswith("misses: t0 suffered 15 preemptions > 6")
+    assert problems[-1].severity.value == "note" and "preemptions can grow with the pools" in messages[-1]
+    without = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy]), "trace.csv")
+    assert all(d.severity.value == "error" for d in without)
+
+
+def test_no_answer_in_json_carries_the_diagnostics_and_exit_code(lab: Path, tmp_path: Path) -> None:
+    trace = lab_trace(tmp_path / "trace.csv")
+    done = run_cli("capacity", str(lab), "--trace", str(trace), "--target", "p95-wait<=1s", "--nodes", "ondemand=1..1",
+                   "--nodes", "spot=1..1", "--workers", "1", "--format", "json")
+    assert done.returncode == 1
+    data = json.loads(done.stdout)
+    assert data["ok"] is False and data["exitCode"] == 1 and data["answer"] is None
+    assert data["diagnostics"] and all(d["code"] == "KP922" for d in data["diagnostics"])
