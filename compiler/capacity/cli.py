@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import os
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Iterator
 import click
 
 from compiler.capacity import targets as targets_module
+from compiler.capacity.targets import Bound
 from compiler.capacity.candidate import apply, read_policy_files
 from compiler.capacity.demand import TeamPools, offered_load
 from compiler.capacity.evaluate import Evaluation, Problem
@@ -97,11 +99,35 @@ def _progress(total: int, arrivals: tuple[int, int], quiet: bool) -> Iterator[_B
         yield _Bar(bar, bar.add_task("no candidate meets yet", total=total), total, arrivals)
 
 
+def _pool_spaces(artifacts, requirements) -> list[PoolSpace]:
+    """The pools as the search may size them. A pool with a regular topology moves in whole
+    top-level domains. A pool whose nodes are a real node list (`nodesFrom`) is kept as it is:
+    the search cannot add nodes to that list (a bound asking it to is refused)."""
+    pools, bounds = [], dict(requirements.bounds)
+    for p in artifacts.cluster.pools:
+        topology = p.spec.topology
+        granule = math.prod(level.holds or 1 for level in topology.levels) if topology and not topology.nodesFrom else 1
+        layout = tuple(sorted(p.spec.mig.layout.items())) if p.spec.mig not in ("none", "planned") else ()
+        pools.append(PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig,
+                               p.spec.gpu, layout, granule))
+        if topology and topology.nodesFrom:
+            bound = bounds.get(p.name)
+            if bound is not None and not bound.fixed and (bound.minimum, bound.maximum) != (p.spec.nodes,) * 2:
+                raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, f"pool '{p.name}' takes its nodes from "
+                                             f"{topology.nodesFrom}: the search cannot add or remove them; "
+                                             f"give --fixed {p.name} (or change the node list)",
+                                             requirements.origins.get(p.name))])
+            bounds[p.name] = Bound(p.name, fixed=True)
+    try:
+        return space_from(pools, bounds)
+    except targets_module.BadInput as error:
+        message, pool = error.args
+        raise InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, message,
+                                     requirements.origins.get(pool) or SourcePosition("--nodes"))]) from None
+
+
 def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Space:
-    pools = [PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig, p.spec.gpu,
-                       tuple(sorted(p.spec.mig.layout.items())) if p.spec.mig not in ("none", "planned") else ())
-             for p in artifacts.cluster.pools]
-    bounded = space_from(pools, requirements.bounds)
+    bounded = _pool_spaces(artifacts, requirements)
     accepted = {t.name: tuple(p.name for p in [*t.gpu_pools, *t.mig_pools]) for t in artifacts.cluster.teams}
     bursts = {t.name: t.spec.gpus.burst for t in artifacts.cluster.teams}
     # A team that never borrows (`burst: 0`, a choice the search keeps, or no cohort) gets its

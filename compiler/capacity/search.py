@@ -35,7 +35,7 @@ from typing import Callable
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.in_flight import Running
-from compiler.capacity.targets import MAX_NODES, Bound
+from compiler.capacity.targets import MAX_NODES, BadInput, Bound
 from compiler.capacity.workers import Executor
 from compiler.stages.resolved_model import guarantee_capacity
 
@@ -59,6 +59,9 @@ class PoolSpace:
     is_mig: bool
     gpu: str = ""
     layout: tuple[tuple[str, int], ...] = ()   # a fixed per-GPU MIG layout (profile, instances), if any
+    # Nodes come in steps of this many: a pool with a regular topology has a whole number of
+    # top-level domains (a block of 2 racks of 4 nodes: 8), else 1.
+    granule: int = 1
 
     @property
     def movable(self) -> bool:
@@ -143,7 +146,8 @@ def fit_to_pools(guaranteed: dict[str, int], teams: list[TeamBase], room: dict[s
 
 def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpace]:
     """The pools with their bounds: a fixed pool keeps its nodes; by default 1 to twice today's
-    (at most the nodes a pool may declare)."""
+    (at most the nodes a pool may declare). A pool shaped in top-level domains keeps whole
+    domains: its bounds narrow to the multiples of its granule they hold (BadInput if none)."""
     result = []
     for pool in pools:
         bound = bounds.get(pool.name)
@@ -151,9 +155,15 @@ def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpa
             low = high = pool.current
         else:
             low = bound.minimum if bound is not None and bound.minimum is not None else 1
-            high = bound.maximum if bound is not None and bound.maximum is not None else min(max(2 * pool.current, 1), MAX_NODES)
-        result.append(PoolSpace(pool.name, pool.current, low, high, pool.gpus_per_node, pool.is_mig, pool.gpu,
-                                pool.layout))
+            high = bound.maximum if bound is not None and bound.maximum is not None else min(max(2 * pool.current, 1),
+                                                                                             MAX_NODES)
+            unit = pool.granule
+            low, high = -(-low // unit) * unit, high // unit * unit
+            if low > high:
+                raise BadInput(f"pool '{pool.name}' has whole top-level domains of {unit} nodes, and its bound "
+                               f"({bound.minimum if bound else 1}..{bound.maximum if bound else high}) holds no "
+                               f"multiple of {unit}", pool.name)
+        result.append(dataclasses.replace(pool, minimum=low, maximum=high))
     return result
 
 
@@ -327,7 +337,9 @@ class Search:
 
     def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
         by_name = {p.name: p for p in self.space.pools}
-        steps = {p.name: max(1, math.ceil((p.maximum - p.minimum) / PROPOSALS)) for p in self.space.pools if p.movable}
+        # (steps in granules: a pool with a topology moves whole top-level domains)
+        steps = {p.name: max(1, math.ceil((p.maximum - p.minimum) / p.granule / PROPOSALS))
+                 for p in self.space.pools if p.movable}
         stuck: set[str] = set()
         while True:
             nodes = dict(current.candidate.nodes)
@@ -335,8 +347,9 @@ class Search:
             for name, step in steps.items():
                 if name in stuck or nodes[name] <= by_name[name].minimum:
                     continue
-                counts = sorted({max(by_name[name].minimum, nodes[name] - step * j) for j in range(1, PROPOSALS + 1)},
-                                reverse=True)
+                unit = by_name[name].granule
+                counts = sorted({max(by_name[name].minimum, nodes[name] - step * unit * j)
+                                 for j in range(1, PROPOSALS + 1)}, reverse=True)
                 for count in counts:
                     fewer = dict(nodes)
                     fewer[name] = count
@@ -359,7 +372,7 @@ class Search:
         for pool in self.space.pools:
             if pool.movable and nodes[pool.name] > pool.minimum:
                 fewer = dict(nodes)
-                fewer[pool.name] -= 1
+                fewer[pool.name] -= pool.granule
                 proposals.append(self._candidate(tuple(fewer.items()), cut, reference))
         return self.batch(proposals, full=True)
 
@@ -367,7 +380,7 @@ class Search:
 def estimated_total(space: Space) -> int:
     """A rough count of the simulations the search will run, for the progress bar's time estimate."""
     movable = [p for p in space.pools if p.movable]
-    rounds = sum(PROPOSALS * (math.ceil(math.log(max(2, p.maximum - p.minimum + 1), PROPOSALS + 1)) + 1)
+    rounds = sum(PROPOSALS * (math.ceil(math.log(max(2, (p.maximum - p.minimum) // p.granule + 1), PROPOSALS + 1)) + 1)
                  for p in movable)
     per_cut = (2 if space.guarantees == "demand" else 1) * (1 + rounds + len(movable))
     return 1 + per_cut * len(space.cuts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -362,3 +363,57 @@ def test_the_answer_keeps_every_declared_workload_admissible(tmp_path: Path) -> 
     assert refused   # (the demand guarantees were tried, and refused as `compile` refuses them)
     compiled = run_cli("compile", str(policy), "--out", str(tmp_path / "after"))
     assert compiled.returncode == 0, compiled.stderr
+
+
+def _rack_trace(path: Path, jobs: int = 120, seed: int = 3) -> Path:
+    rng = random.Random(seed)
+    rows, at = [], 0
+    for index in range(jobs):
+        at += rng.randint(60, 1200)
+        rows.append(f"  - {{name: j{index}, team: {rng.choice('ab')}, at: {at}, duration: {rng.randint(600, 6000)}, "
+                    f"replicas: {rng.choice([1, 2, 4])}, gpus: 8, topology: {{required: example.com/rack}}}}")
+    path.write_text("jobs:\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_a_pool_with_a_topology_moves_in_whole_top_level_domains(tmp_path: Path) -> None:
+    trace = _rack_trace(tmp_path / "racks.yaml")
+    done = run_cli("capacity", str(FIXTURES / "topology"), "--trace", str(trace), "--target", "p95-wait<=1h",
+                   "--workers", "1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert not [p for p in data["candidates"] if any("does not compile" in m for m in p["misses"])]
+    nodes = [int(p["candidate"].split("h100=")[1].split(";")[0]) for p in data["candidates"]]
+    assert nodes and all(n % 8 == 0 for n in nodes), nodes
+    assert [p["candidate"].split(";")[0] for p in data["proof"]] == [f"h100={data['answer']['pools'][0]['nodes'] - 8}"]
+    refused = run_cli("capacity", str(FIXTURES / "topology"), "--trace", str(trace), "--target", "p95-wait<=1h",
+                      "--nodes", "h100=1..7")
+    assert refused.returncode == 1
+    assert "pool 'h100' has whole top-level domains of 8 nodes, and its bound (1..7) holds no multiple of 8" in refused.stderr
+
+
+def test_a_pool_of_listed_nodes_is_kept_as_listed(tmp_path: Path) -> None:
+    policy = tmp_path / "listed"
+    (policy / "nodes").mkdir(parents=True)
+    (policy / "cluster.yaml").write_text(
+        "kind: Cluster\napiVersion: kueue-policy/v1alpha1\nmetadata: {name: listed}\nspec:\n  pools:\n"
+        "    - name: p\n      gpu: H100-80GB\n      nodes: 2\n      gpusPerNode: 8\n      topology:\n"
+        "        levels: [{nodeLabel: example.com/rack}, {nodeLabel: kubernetes.io/hostname}]\n"
+        "        nodesFrom: nodes/p.yaml\n"
+        "    - {name: q, gpu: H100-80GB, nodes: 2, gpusPerNode: 8, capacity: spot}\n  cohorts: [{name: all}]\n"
+        "---\nkind: Team\napiVersion: kueue-policy/v1alpha1\nmetadata: {name: x}\n"
+        "spec: {cohort: all, namespaces: [x], gpus: {guaranteed: 8}}\n")
+    (policy / "nodes" / "p.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n{i}\n    labels: {{kueue-policy.io/pool: p, "
+        f"example.com/rack: r0, kubernetes.io/hostname: n{i}}}\n  status:\n    allocatable: {{cpu: '128', "
+        f"memory: 1Ti, nvidia.com/gpu: '8'}}\n    conditions: [{{type: Ready, status: 'True'}}]\n" for i in range(2)))
+    trace = tmp_path / "trace.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus\n" + "".join(f"x,j{i},{i * 600},3000,1,8\n" for i in range(20)))
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=2h", "--workers", "1",
+                   "--format", "json")
+    assert done.returncode == 0, done.stderr
+    pools = {p["pool"]: p for p in json.loads(done.stdout)["answer"]["pools"]}
+    assert pools["p"]["nodes"] == 2 and pools["p"]["fixed"]
+    refused = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=2h", "--nodes", "p=1..4")
+    assert refused.returncode == 1
+    assert "pool 'p' takes its nodes from nodes/p.yaml: the search cannot add or remove them; give --fixed p" in refused.stderr
