@@ -12,6 +12,7 @@ targets); it pickles, so a worker process or a Dask worker evaluates candidates 
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import dataclass, field
 
@@ -138,7 +139,18 @@ def whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
 def evaluate(problem: Problem, candidate: Candidate, full: bool = False, reach: Reach | None = None) -> Evaluation:
     """The candidate simulated on the trace, stopped once a miss is certain (certain_misses.py)
     unless `full` or `problem.full_runs`; `reach` is told how far the simulation has got
-    (in_flight.py), which changes nothing in it."""
+    (in_flight.py), which changes nothing in it.
+
+    A run leaves its engine's graph (quota tree, workload infos, cached answers) in reference
+    cycles, which the collector, made rare during runs (runtime/garbage_collection.py), would
+    reach only after many candidates: a search of hundreds held gigabytes. It is collected
+    once the candidate's figures are out of it."""
+    evaluation = _simulated(problem, candidate, full, reach)
+    gc.collect()
+    return evaluation
+
+
+def _simulated(problem: Problem, candidate: Candidate, full: bool, reach: Reach | None) -> Evaluation:
     from compiler.simulate.runner import compiled_cluster, simulate_compiled
     from compiler.stages.admissibility import NEVER
     from compiler.stages.pipeline import PolicySource

@@ -5,9 +5,11 @@ nominations and search answers) and then allocates small short-lived objects by 
 CPython's cyclic collector runs a young collection every 700 net allocations and, every
 hundred of those, a full one that walks every live container object: on a 25,000-job
 simulation that is a quarter of the run spent re-checking objects that are never garbage.
-The engine's working objects are freed by reference counting (it keeps no cycles it drops),
-so the collector has little to find; `few_collections` moves what exists before the run out of
-its sight (`gc.freeze`) and lets young objects accumulate longer between collections. Nothing
+The engine's short-lived working objects are freed by reference counting, so the collector
+has little to find during a run; `few_collections` moves what exists before the run out of its
+sight (`gc.freeze`) and lets young objects accumulate longer between collections. A finished
+run's graph is left in reference cycles: a caller that runs many (`capacity`, a candidate after
+another) collects after each. Nothing
 the engine decides depends on when the collector runs: output is the same byte for byte.
 """
 

@@ -137,3 +137,21 @@ def test_a_job_started_by_its_deadline_is_on_time() -> None:
     assert not watch.after(601, []) and not watch.after(10_000, [])
     jobs[1].started = None
     assert watch.after(10_001, [jobs[1]]) is False   # one late of two: the p50 (rank 1) is still 600 s
+
+
+def test_a_candidates_engine_is_collected_after_its_evaluation(lab: Path, tmp_path: Path) -> None:
+    # Each run leaves its engine in reference cycles; with collections made rare during runs they
+    # piled up over a search (gigabytes over hundreds of candidates).
+    import gc
+
+    from compiler.runtime.garbage_collection import few_collections
+
+    trace = lab_trace(tmp_path / "trace.csv", jobs=60)
+    problem, _, _ = _prepare(lab, trace, None, targets_module.from_flags(("p95-wait<=1h",), (), ()), (), "keep", False)
+    candidate = Candidate((("ondemand", 2), ("spot", 3)))
+    engines = []
+    with few_collections():   # (as the capacity command runs)
+        for _ in range(4):
+            evaluate(problem, candidate, full=True)
+            engines.append(sum(1 for o in gc.get_objects() if type(o).__name__ == "Engine"))
+    assert engines[-1] <= engines[0] <= 1, engines
