@@ -181,6 +181,8 @@ def _simulated(problem: Problem, candidate: Candidate, full: bool, reach: Reach 
         return Evaluation(candidate, cost, gpus, False, certain.misses, stopped_at=report.run.stopped)
     summary = report.summary
     misses, measured = check_targets(problem.targets, summary)
+    # (figures that rest on pods no node of their pool can hold are not an answer: node_fit.py)
+    misses += [stranded.miss() for stranded in report.run.stranded]
     layouts = {name: [layout.to_dict() for layout in plan.layouts]
                for name, plan in sorted(artifacts.placement.mig_plans.items())}
     quotas = {team.name: {"guaranteed": team.spec.gpus.guaranteed, "burst": team.spec.gpus.burst,

@@ -109,6 +109,8 @@ class SimulationRun:
     domains: list[dict] = field(default_factory=list)
     # The moment a watch stopped the run at (`Simulation.run`'s `watch`), or None: run to the end.
     stopped: int | None = None
+    # Jobs that ran on a pool whose nodes cannot hold their pods (node_fit.py), when run to the end.
+    stranded: list = field(default_factory=list)
 
 
 def _timestamp(seconds: int) -> str:

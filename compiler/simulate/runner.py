@@ -17,6 +17,7 @@ from compiler.runtime.garbage_collection import few_collections
 from compiler.stages.pipeline import ClusterArtifacts, PolicySource, compile_policy
 from compiler.simulate import metrics
 from compiler.simulate.driver import MomentWatch, Simulation, SimulationRun
+from compiler.simulate.node_fit import stranded_pods
 from compiler.simulate.trace import Trace, TraceNotes, export_jobs, from_export, is_kueue_export, read_bytes, read_trace
 
 
@@ -79,6 +80,8 @@ def simulate_compiled(artifacts: ClusterArtifacts, trace: Trace, notes: TraceNot
     run = simulation.run(watch=watch)
     if run.stopped is not None:
         return SimulationReport(artifacts.name, {}, run, artifacts)
+    run.stranded = stranded_pods(run.runs, artifacts.cluster)
+    run.warnings += [Diagnostic(codes.TRACE_BAD, stranded.message()) for stranded in run.stranded]
     weights = {team.name: float(team.weight) for team in artifacts.cluster.teams}
     summary = metrics.summarize(run, load_manifests(simulation.base), weights)
     summary["cluster"] = artifacts.name

@@ -417,3 +417,30 @@ def test_a_pool_of_listed_nodes_is_kept_as_listed(tmp_path: Path) -> None:
     refused = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=2h", "--nodes", "p=1..4")
     assert refused.returncode == 1
     assert "pool 'p' takes its nodes from nodes/p.yaml: the search cannot add or remove them; give --fixed p" in refused.stderr
+
+
+def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_path: Path) -> None:
+    # Kueue admits an 8-GPU pod on the pool of 1-GPU nodes when the 8-GPU pool is full: on a
+    # cluster it would wait Pending there. `simulate` says so; `capacity` answers only with
+    # candidates where no job depends on it.
+    policy = tmp_path / "shapes"
+    policy.mkdir()
+    (policy / "all.yaml").write_text(
+        "apiVersion: kueue-policy/v1alpha1\nkind: Cluster\nmetadata: {name: s}\nspec:\n  pools:\n"
+        "    - {name: big, gpu: V100, nodes: 1, gpusPerNode: 8}\n    - {name: small, gpu: V100, nodes: 8, gpusPerNode: 1}\n"
+        "  cohorts: [{name: all}]\n---\napiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {name: a}\n"
+        "spec: {cohort: all, namespaces: [a], gpus: {guaranteed: 16}, models: [V100]}\n")
+    trace = tmp_path / "trace.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus\n" + "".join(f"a,j{i},{i * 900},3600,1,8\n" for i in range(40)))
+    simulated = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
+    assert simulated.returncode == 0, simulated.stderr
+    assert any("ran on pool 'small' with pods of up to 8 GPUs, more than its nodes have (1)" in warning
+               for warning in json.loads(simulated.stdout)["notes"]["warnings"])
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=10m", "--nodes", "big=1..6",
+                   "--workers", "1", "--write", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert any("run on pool small with pods of 8 GPUs" in miss for p in data["candidates"] for miss in p["misses"])
+    assert data["answer"]["pools"][0]["nodes"] >= 4   # (4 jobs of 8 GPUs at once: 32 GPUs on 8-GPU nodes)
+    written = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
+    assert not any("more than its nodes have" in w for w in json.loads(written.stdout)["notes"]["warnings"])
