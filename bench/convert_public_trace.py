@@ -24,7 +24,8 @@ What becomes what:
   GPU (`--shared whole`, what Kueue counts with `nvidia.com/gpu`), or for its share of a GPU's
   memory (`--shared gpu-memory`: `gpu_milli`/1000 of `--gpu-memory-gib`, for a what-if on MIG);
 * `cpu_milli` and `memory_mib` become the `cpu` and `memory` columns (`--no-cpu-memory` leaves
-  them out);
+  them out); `gpu_spec` (the models a pod accepts, in the `gpuspec*` variants) is not carried,
+  a job cannot name models;
 * a pod never scheduled (`Pending`, no `scheduled_time`) has no run time and is left out; a pod
   asking for no GPU is left out unless `--cpu-only keep` (the policy has GPU pools only, and a
   CPU-only pod's quota would come out of the GPU teams' `resourcesPerGpu`).
