@@ -166,18 +166,21 @@ def _burst_text(before: int | None, after: int | None) -> str:
 def print_tables(data: dict, console) -> None:
     from rich.table import Table
 
+    def say(text: str) -> None:   # (a line is never wrapped: a candidate's label stays whole, for grep)
+        console.print(text, soft_wrap=True)
+
     answer = data["answer"]
     baseline = data["baseline"]
-    console.print(f"{data['cluster']}: {data['evaluated']} candidates simulated on {data['workers']} worker(s); "
+    say(f"{data['cluster']}: {data['evaluated']} candidates simulated on {data['workers']} worker(s); "
                   f"the policy as it is costs {baseline['costPerHour']:,.2f}/h and "
                   + ("meets every target" if baseline["meets"] else
                      f"misses {len(baseline['misses'])} target(s): " + "; ".join(baseline["misses"][:3])
                      + (f"; and {len(baseline['misses']) - 3} more" if len(baseline["misses"]) > 3 else "")))
     if answer is None:
         return
-    console.print(f"cheapest candidate meeting every target: {answer['candidate']}: {answer['costPerHour']:,.2f}/h "
+    say(f"cheapest candidate meeting every target: {answer['candidate']}: {answer['costPerHour']:,.2f}/h "
                   f"({answer['costOverTrace']:,.2f} over the trace, before {answer['costOverTraceBefore']:,.2f})")
-    console.print(f"guarantees: {answer['guarantees']}")
+    say(f"guarantees: {answer['guarantees']}")
     pools = Table(title="per pool", title_justify="left")
     for column in ("pool", "nodes", "GPUs", "cost/GPU-h", "cost/h", "MIG", "used GPU-h", "idle GPU-h"):
         pools.add_column(column)
@@ -199,8 +202,9 @@ def print_tables(data: dict, console) -> None:
                       _wait_text(t["waitBefore"]), _wait_text(t["wait"]),
                       f"{t['neverStartedBefore']} -> {t['neverStarted']}", _hours_text(t))
     console.print(teams)
-    console.print("why not smaller: each candidate one node smaller in one pool, simulated:")
+    say("why not smaller: each candidate one step smaller in one pool (a node, or a top-level domain), "
+        "simulated:")
     for item in data["proof"]:
-        console.print(f"  {item['candidate']}: {item['costPerHour']:,.2f}/h fails: " + "; ".join(item["misses"][:3]))
+        say(f"  {item['candidate']}: {item['costPerHour']:,.2f}/h fails: " + "; ".join(item["misses"][:3]))
     if not data["proof"]:
-        console.print("  (every pool is at its minimum or fixed)")
+        say("  (every pool is at its minimum or fixed)")
