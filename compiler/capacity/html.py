@@ -6,7 +6,9 @@ The data travels as one JSON island; the page's own script draws the chart as SV
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 from compiler.core.errors import EnvironmentFailure
@@ -18,7 +20,8 @@ td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}svg text{font-size:1
 <body><h1>capacity: __TITLE__</h1><p id="summary"></p><svg id="frontier" width="760" height="420"></svg>
 <p>Each point is one candidate, simulated: cost per hour (x) against the highest p95 wait of any team (y).
 Green meets every target, red misses one, grey never started some job; a hollow red point at the top
-was stopped once a miss was certain (no waits to draw). The ringed point is the answer.</p>
+was stopped once a miss was certain (no waits to draw); a grey cross at the top does not compile
+(or could not be simulated: nothing ran, its reason is in its tooltip). The ringed point is the answer.</p>
 <div id="tables"></div>
 <script type="application/json" id="data">__DATA__</script>
 <script>
@@ -39,30 +42,55 @@ el('text', {x: W / 2, y: H - 8}, 'cost per hour');
 el('text', {x: 4, y: 16}, 'worst p95 wait (min)');
 for (let i = 0; i <= 4; i++) { const w = ymax * i / 4; el('text', {x: 8, y: Y(w) + 4}, (w / 60).toFixed(1)); }
 for (let i = 0; i <= 4; i++) { const c = xmin + (xmax - xmin) * i / 4; el('text', {x: X(c) - 10, y: H - B + 16}, c.toFixed(1)); }
+// A candidate simulated to the end has a figure for every target (there is always one); one
+// neither stopped nor measured never ran: it does not compile (or could not be simulated).
+const state = p => stopped(p) ? 'stopped' : Object.keys(p.measured || {}).length === 0 ? 'does-not-compile'
+  : p.worstP95Wait === null ? 'never-started' : (p.meets ? 'meets' : 'misses');
+function point(p, s) {
+  const x = X(p.cost);
+  if (s === 'stopped') return el('circle', {cx: x, cy: TOP, r: 4, fill: 'none', stroke: '#c33', 'data-state': s});
+  if (s === 'does-not-compile') return el('path', {d: `M${x - 4},${TOP - 4}L${x + 4},${TOP + 4}M${x - 4},${TOP + 4}L${x + 4},${TOP - 4}`,
+    stroke: '#777', 'stroke-width': 2, fill: 'none', 'data-state': s});
+  return el('circle', {cx: x, cy: Y(p.worstP95Wait), r: p.answer ? 7 : 4, 'data-state': s,
+    fill: {'never-started': '#999', meets: '#2a2', misses: '#c33'}[s], stroke: p.answer ? '#000' : 'none'});
+}
 for (const p of pts) {
-  const c = stopped(p) ? el('circle', {cx: X(p.cost), cy: TOP, r: 4, fill: 'none', stroke: '#c33'})
-    : el('circle', {cx: X(p.cost), cy: Y(p.worstP95Wait), r: p.answer ? 7 : 4,
-    fill: p.worstP95Wait === null ? '#999' : (p.meets ? '#2a2' : '#c33'), stroke: p.answer ? '#000' : 'none'});
+  const c = point(p, state(p));
   const t = document.createElementNS(ns, 'title'); t.textContent = p.candidate + ' | ' + p.cost + '/h' +
     (p.misses.length ? ' | ' + p.misses.join('; ') : ' | meets'); c.appendChild(t);
 }
 document.getElementById('summary').textContent = d.evaluated + ' candidates simulated; ' +
   (d.answer ? 'answer: ' + d.answer.candidate + ' at ' + d.answer.costPerHour + '/h' : 'no candidate meets the targets');
+// Names and compile messages are the user's text: the tables are built as nodes holding text,
+// never as HTML, so a folder named with markup shows as those characters.
+function add(parent, tag, text, cls) {
+  const e = parent.appendChild(document.createElement(tag));
+  if (text !== undefined) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
 if (d.answer) {
-  let h = '<h2>pools</h2><table><tr><th>pool</th><th>nodes</th><th>GPUs</th><th>cost/h</th><th>MIG</th><th>idle GPU-h</th></tr>';
-  for (const p of d.answer.pools) h += `<tr><td>${p.pool}</td><td>${p.nodesBefore} &rarr; ${p.nodes}</td><td>${p.gpus}</td><td>${p.costPerHour}</td><td>${p.mig}</td><td>${p.idleGpuHours}</td></tr>`;
-  h += '</table><h2>why not smaller</h2><ul>';
-  for (const n of d.proof) h += `<li>${n.candidate}: <span class="miss">${n.misses.join('; ')}</span></li>`;
-  document.getElementById('tables').innerHTML = h + '</ul>';
+  const box = document.getElementById('tables');
+  add(box, 'h2', 'pools');
+  const table = add(box, 'table');
+  const row = (tag, cells) => { const tr = add(table, 'tr'); for (const c of cells) add(tr, tag, c); };
+  row('th', ['pool', 'nodes', 'GPUs', 'cost/h', 'MIG', 'idle GPU-h']);
+  for (const p of d.answer.pools) row('td', [p.pool, p.nodesBefore + ' \u2192 ' + p.nodes, p.gpus, p.costPerHour, p.mig, p.idleGpuHours]);
+  add(box, 'h2', 'why not smaller');
+  const list = add(box, 'ul');
+  for (const n of d.proof) add(add(list, 'li', n.candidate + ': '), 'span', n.misses.join('; '), 'miss');
 }
 </script></body></html>
 """
 
 
 def page(data: dict) -> str:
-    # `</` cannot end the JSON island early; names are DNS labels, never HTML.
-    island = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
-    return _PAGE.replace("__TITLE__", data["cluster"]).replace("__DATA__", island)
+    # No `<` in the JSON island (it can only stand inside a string, where \u003c reads the same),
+    # so no `</script>` or `<!--` in the user's text ends or bends it; the title is escaped HTML.
+    island = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
+    slots = {"__TITLE__": html.escape(data["cluster"] or ""), "__DATA__": island}
+    # One pass: a value holding `__DATA__` is not substituted again.
+    return re.sub("__TITLE__|__DATA__", lambda match: slots[match.group(0)], _PAGE)
 
 
 def write_page(path: Path, data: dict) -> None:

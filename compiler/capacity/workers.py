@@ -18,12 +18,14 @@ every worker once, each candidate is one task.
 from __future__ import annotations
 
 import multiprocessing
+import re
 from typing import Callable, Protocol
 
 from compiler.capacity.candidate import Candidate
 from compiler.capacity.evaluate import Evaluation, Problem, evaluate
 from compiler.capacity.in_flight import IDLE, Running, SharedSlots, throttled
-from compiler.core.errors import EnvironmentFailure
+from compiler.core import codes
+from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, SourcePosition
 
 Done = Callable[[Evaluation], None]
 
@@ -117,14 +119,59 @@ class LocalProcesses:
         _PROBLEM.clear()
 
 
+# The schemes `Client` joins with the address alone: tcp://, and tls:// with the certificates of
+# Dask's own configuration (kueue-policy passes no `security`). Dask's others (inproc://, ucx://,
+# ws://) need a process, a library or options of their own, and fail inside Dask with a traceback.
+_SCHEMES = ("tcp", "tls")
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?")        # a DNS name or IPv4
+_HOST_IPV6 = re.compile(r"\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\]")          # [::1], [fe80::1%eth0]
+
+
+def _address_error(address: str, cause: str) -> InputError:
+    return InputError([Diagnostic(codes.CAPACITY_TARGET_BAD, f"--address '{address}': {cause}",
+                                  SourcePosition("--address"))])
+
+
+def checked_address(address: str) -> str:
+    """`address` when it is SCHEME://HOST:PORT with a scheme of `_SCHEMES` (a bare HOST:PORT is
+    tcp://, as Dask reads it), else the flag's mistake: checked before Dask sees it, whose parsers
+    answer a malformed address with a ValueError or TypeError traceback."""
+    scheme, separator, rest = address.partition("://")
+    if not separator:
+        scheme, rest = "tcp", address
+    if not address.strip():
+        raise _address_error(address, "no address: write tcp://HOST:PORT")
+    if scheme not in _SCHEMES:
+        raise _address_error(address, f"scheme '{scheme}://' is not supported: write tcp://HOST:PORT (or tls://)")
+    host, colon, port = rest.rpartition(":")
+    if not colon:
+        raise _address_error(address, "no port: write tcp://HOST:PORT")
+    if not host:
+        raise _address_error(address, "no host: write tcp://HOST:PORT")
+    if not (_HOST_NAME.fullmatch(host) or _HOST_IPV6.fullmatch(host)):
+        raise _address_error(address, f"'{host}' is not a host name or IP address (an IPv6 address is "
+                                      "written in brackets: tcp://[::1]:8786)")
+    if not (port.isascii() and port.isdigit()):
+        raise _address_error(address, f"port '{port}' is not a number")
+    if not 1 <= int(port) <= 65535:
+        raise _address_error(address, f"port {int(port)} is not in 1-65535")
+    return address
+
+
 class DaskCluster:
     """The same evaluations as tasks on a running Dask cluster (`--address tcp://host:port`)."""
 
     def __init__(self, problem: Problem, address: str) -> None:
+        checked_address(address)
         try:
             from distributed import Client
+            from distributed.security import Security
         except ImportError:
             raise EnvironmentFailure("--address needs Dask's `distributed`: pip install 'kueue-policy[distributed]'") from None
+        if address.startswith("tls://") and Security().get_connection_args("client")["ssl_context"] is None:
+            # Without it Dask's TLS connector raises a TypeError rather than failing to connect.
+            raise _address_error(address, "tls:// needs Dask's TLS settings (distributed.comm.tls.ca-file, "
+                                          ".client.cert and .client.key in Dask's configuration); none is set")
         try:
             self._client = Client(address, timeout="20s")
         except (OSError, TimeoutError) as error:

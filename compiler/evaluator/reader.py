@@ -33,6 +33,12 @@ def _parse_json(text: str, path: str) -> list[tuple[object, SourcePosition]] | N
     doc = yamlio.load_json(text)
     if doc is None:
         return None
+    return json_documents(doc, path)
+
+
+def json_documents(doc: object, path: str) -> list[tuple[object, SourcePosition]]:
+    """The objects of one parsed JSON document (a List's items, a list's, or the document), all
+    at the file's position: the json module keeps no lines."""
     items = _unlisted(doc)
     if items is None:
         items = doc if isinstance(doc, list) else [doc]

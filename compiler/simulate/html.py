@@ -7,6 +7,7 @@ so the file opens anywhere, from a CI artifact or a laptop, with nothing to fetc
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -72,9 +73,11 @@ def page(report) -> str:
             "usage": {"end": summary["run"]["end"], **usage_series(report.run)},
             "waits": wait_boxes(summary), "pools": summary["pools"], "domains": report.run.domains,
             "tree": outline(report.artifacts.report)}
-    # `</` cannot end the JSON island early: a name is never HTML.
-    island = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
-    return render_text("simulate/report.html.j2", title=f"kueue-policy simulation: {report.cluster}",
+    # No `<` in the JSON island (it can only stand inside a string, where \u003c reads the same),
+    # so no `</script>` or `<!--` in a name ends or bends it; the title is escaped HTML. The page's
+    # script writes every name as text, never as HTML.
+    island = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
+    return render_text("simulate/report.html.j2", title=html.escape(f"kueue-policy simulation: {report.cluster}"),
                        data_json=island)
 
 

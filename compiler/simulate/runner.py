@@ -18,7 +18,8 @@ from compiler.stages.pipeline import ClusterArtifacts, PolicySource, compile_pol
 from compiler.simulate import metrics
 from compiler.simulate.driver import MomentWatch, Simulation, SimulationRun
 from compiler.simulate.node_fit import stranded_pods
-from compiler.simulate.trace import Trace, TraceNotes, export_jobs, from_export, is_kueue_export, read_bytes, read_trace
+from compiler.simulate.trace import (Trace, TraceNotes, export_documents, export_jobs, from_export, read_bytes,
+                                     read_trace)
 
 
 @dataclass
@@ -40,12 +41,11 @@ def compiled_cluster(source: PolicySource, cluster: str | None) -> ClusterArtifa
 def load_trace(path: Path, artifacts: ClusterArtifacts) -> tuple[Trace, TraceNotes]:
     """The trace in whichever form the file has: YAML jobs, CSV, or a Kueue export."""
     content = read_bytes(path)
-    if path.suffix.lower() != ".csv" and is_kueue_export(content):
-        from compiler.evaluator import read_files
-
+    documents = export_documents(path, content)
+    if documents is not None:
         team_of = {ns: team.name for team in artifacts.cluster.teams for ns in team.namespaces}
         priorities = {p.name for p in artifacts.cluster.priorities}
-        return from_export(export_jobs(read_files([str(path)])), team_of, priorities, str(path))
+        return from_export(export_jobs(documents), team_of, priorities, str(path))
     return read_trace(path), TraceNotes()
 
 

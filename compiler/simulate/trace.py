@@ -12,7 +12,7 @@ Three sources, one model (`Trace`):
   added). `at` is seconds from the start or an RFC 3339 time (then the earliest time is the
   start); `duration` is seconds. An empty cell means "not set".
 
-* A Kueue export (`kubectl get workloads -A -o yaml`): arrival from `creationTimestamp`, run
+* A Kueue export (`kubectl get workloads -A -o yaml`, or `-o json`): arrival from `creationTimestamp`, run
   time from the QuotaReserved (or Admitted) condition to the Finished condition, shape from the
   pod sets, team from the namespace of the Workload (the team that owns it). See `from_export`.
 
@@ -32,7 +32,7 @@ from typing import Annotated, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
-from compiler.core import codes
+from compiler.core import codes, yamlio
 from compiler.core.errors import Diagnostic, DiagnosticSink, InputError, Severity, SourcePosition
 from compiler.core.resources import GPU_RESOURCE, MIG_PREFIX, is_gpu, is_mig
 from compiler.language.load import PolicySourceFile, load_file
@@ -102,11 +102,44 @@ _EXPORT_KIND = re.compile(rb"^kind:[ \t]*[\"']?(List|Workload)[\"']?[ \t]*\r?$",
 _JOBS_KEY = re.compile(rb"^[\"']?jobs[\"']?[ \t]*:", re.MULTILINE)
 
 
+# In JSON a key's depth is not in its line: this only says whether parsing is worth it.
+_JSON_EXPORT_KIND = re.compile(rb'"kind"[ \t\r\n]*:[ \t\r\n]*"(List|Workload)"')
+_JSON_OBJECT_START = re.compile(rb"[ \t\r\n]*\{")
+
+
 def is_kueue_export(content: bytes) -> bool:
     """A YAML file of Workload objects (or a `kind: List` of them), rather than a `jobs` list:
     a top-level `kind:` anywhere in the file (`kubectl get -o yaml` sorts keys, so a List's
     `kind:` comes after all its items, at the very end of a large export)."""
     return bool(_EXPORT_KIND.search(content)) and not _JOBS_KEY.search(content)
+
+
+def json_export(content: bytes) -> object | None:
+    """The parsed document of a `kubectl get workloads -A -o json` export (a List of Workloads,
+    or one Workload), else None. A `jobs` trace written as JSON, or a file that is not JSON after
+    all, is None: the trace reader then reads it as YAML, with its size limit and positions."""
+    if not _JSON_OBJECT_START.match(content) or not _JSON_EXPORT_KIND.search(content):
+        return None
+    try:
+        document = yamlio.load_json(content.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    if isinstance(document, dict) and document.get("kind") in ("List", "Workload") and "jobs" not in document:
+        return document
+    return None
+
+
+def export_documents(path: Path, content: bytes) -> list[tuple[object, SourcePosition]] | None:
+    """The objects of a Kueue export, YAML or JSON, with their positions (a JSON export's all at
+    the file's: the json module keeps no lines), or None when the file is a trace of jobs."""
+    from compiler.evaluator.reader import json_documents, read_files
+
+    if path.suffix.lower() == ".csv":
+        return None
+    document = json_export(content)
+    if document is not None:
+        return json_documents(document, str(path))   # parsed once, not again by read_files
+    return read_files([str(path)]) if is_kueue_export(content) else None
 
 
 def read_yaml_trace(path: Path, content: bytes) -> Trace:

@@ -122,6 +122,57 @@ def test_a_kueue_export_becomes_a_trace_and_unknown_teams_are_reported(policies,
     assert "a/empty requests no GPU, MIG instance, cpu or memory" in text.stderr
 
 
+
+def _export_items():
+    return [exported("job-1", "a", "2026-11-30T08:00:00Z", "2026-11-30T08:05:00Z", "2026-11-30T09:05:00Z"),
+            exported("job-3", "b", "2026-11-30T08:20:00Z", "2026-11-30T08:20:00Z", None, gpus=8, count=1),
+            exported("stray", "team-x", "2026-11-30T08:00:00Z", "2026-11-30T08:00:00Z", "2026-11-30T09:00:00Z"),
+            exported("waiting", "b", "2026-11-30T08:30:00Z")]
+
+
+def _same_run(policies, trace):
+    """`simulate --format json` of a trace file, its path (and a note's line, which only a YAML
+    export gives: a JSON one is read whole, every item at the file's position) left out."""
+    text = run_cli("simulate", str(policies), "--trace", str(trace), "--format", "json")
+    assert text.returncode == 0, text.stderr
+    summary = json.loads(text.stdout.replace(str(trace), "TRACE"))
+    for note in summary["notes"]["skipped"]:
+        assert note["at"].startswith("TRACE")
+        note["at"] = "TRACE"
+    return summary
+
+
+@pytest.mark.parametrize("indent", [4, None])
+def test_a_kueue_export_in_json_reads_as_the_same_export_in_yaml(policies, tmp_path, indent):
+    """`kubectl get workloads -A -o json` (a List, keys sorted, its `kind` last) and one Workload
+    (`kubectl get workload NAME -o json`): the same jobs and notes as the YAML export."""
+    items = _export_items()
+    as_yaml, as_json = tmp_path / "export.yaml", tmp_path / "export.json"
+    as_yaml.write_text(export_text(items))
+    as_json.write_text(json.dumps({"apiVersion": "v1", "items": items, "kind": "List",
+                                   "metadata": {"resourceVersion": ""}}, indent=indent, sort_keys=True))
+    expected = _same_run(policies, as_yaml)
+    assert expected["run"]["jobs"] == 2 and expected["notes"]["unknownTeams"] == {"team-x": 1}
+    assert [note["code"] for note in expected["notes"]["skipped"]] == ["KP912"]
+    assert _same_run(policies, as_json) == expected
+    one_yaml, one_json = tmp_path / "one.yaml", tmp_path / "one.json"
+    one_yaml.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in items[0].items()))
+    one_json.write_text(json.dumps(items[0], indent=indent))
+    assert _same_run(policies, one_json) == _same_run(policies, one_yaml)
+    assert _same_run(policies, one_json)["run"]["jobs"] == 1
+
+
+def test_a_jobs_trace_in_json_is_still_a_jobs_trace(policies, tmp_path):
+    """Only a top-level `kind` of List or Workload makes a JSON file an export: a `jobs` trace
+    written as JSON keeps the trace reader, its limits and its positions."""
+    trace = tmp_path / "jobs.json"
+    trace.write_text(json.dumps({"jobs": [{"name": "one", "team": "a", "at": 0, "duration": 60, "gpus": 1,
+                                           "labels": {"kind": "List"}}]}, indent=4))
+    result = run_cli("simulate", str(policies), "--trace", str(trace))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"{trace}:9:13: error[KP204]: unknown field 'labels'" in result.stderr, result.stderr
+
+
 def test_trace_synth_is_seeded_and_drawn_from_declared_workloads(policies, tmp_path):
     first = run_cli("trace", "synth", str(policies), "--jobs", "40", "--seed", "7", "--rate", "30")
     again = run_cli("trace", "synth", str(policies), "--jobs", "40", "--seed", "7", "--rate", "30")
