@@ -145,10 +145,15 @@ def _space(artifacts, requirements, mig_choices, guarantees: str, trace) -> Spac
     own = {p.name: p.cut_in({}) for p in bounded}
     space = Space(bounded, teams, overcommit, _cuts(mig_choices, {p.name: p for p in bounded}, own), guarantees)
     accepts = [TeamPools(t.name, tuple(t.spec.models) if t.spec.models else None) for t in artifacts.cluster.teams]
+    # A team's declared workloads must stay admissible (`compile` refuses a policy where one would
+    # never be): its ceiling from demand is at least its largest declared whole-GPU workload.
+    declared = {t.name: max((w.spec.replicas * (w.spec.gpus or 0) for w in t.workloads), default=0)
+                for t in artifacts.cluster.teams}
     for cut in space.cuts:
         load = offered_load(trace, accepts, space.mig_models(cut))
-        space.demand[cut] = [TeamBase(team, need.gpus if borrows[team] else need.ceiling, tuple(need.mig.items()),
-                                      accepted[team], bursts[team], need.ceiling if borrows[team] else None)
+        ceiling = {team: max(need.ceiling, declared.get(team, 0)) for team, need in load.items()}
+        space.demand[cut] = [TeamBase(team, need.gpus if borrows[team] else ceiling[team], tuple(need.mig.items()),
+                                      accepted[team], bursts[team], ceiling[team] if borrows[team] else None)
                              for team, need in sorted(load.items()) if team not in verbatim]
     return space
 

@@ -17,7 +17,9 @@ from conftest import LAB, lab_trace
 from kp_testing import run_cli
 
 from compiler.capacity.candidate import Candidate, TeamQuota, apply
-from compiler.capacity.evaluate import Evaluation
+from compiler.capacity import targets as targets_module
+from compiler.capacity.cli import _prepare
+from compiler.capacity.evaluate import Evaluation, evaluate
 from compiler.capacity.report import _labels
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -359,10 +361,18 @@ def test_the_answer_keeps_every_declared_workload_admissible(tmp_path: Path) -> 
     done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h", "--workers", "1",
                    "--write", "--format", "json")
     assert done.returncode == 0, done.stderr
-    refused = [p for p in json.loads(done.stdout)["candidates"] if "would never be admitted" in " ".join(p["misses"])]
-    assert refused   # (the demand guarantees were tried, and refused as `compile` refuses them)
+    answer = json.loads(done.stdout)["answer"]
+    rows = {row["team"]: row for row in answer["teams"]}
+    assert rows["team-b"]["guaranteed"] >= 2   # (demand's guarantee leaves room for the declared workload)
+    assert answer["guarantees"].startswith("guarantees from each team's mean")
     compiled = run_cli("compile", str(policy), "--out", str(tmp_path / "after"))
     assert compiled.returncode == 0, compiled.stderr
+    # A candidate that would leave it inadmissible anyway is refused, as `compile` refuses it.
+    requirements = targets_module.from_flags(("p95-wait<=1h",), (), ())
+    problem, _, _ = _prepare(policy, trace, None, requirements, (), "keep", False)
+    refused = evaluate(problem, Candidate((("ondemand", 1), ("spot", 1)), (), (TeamQuota("team-a", 0),
+                                                                              TeamQuota("team-b", 0, (), 0))))
+    assert not refused.meets and "workload 'serve' of team 'team-b' would never be admitted" in refused.misses[0]
 
 
 def _rack_trace(path: Path, jobs: int = 120, seed: int = 3) -> Path:
