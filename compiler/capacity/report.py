@@ -174,7 +174,7 @@ def print_tables(data: dict, console) -> None:
     say(f"{data['cluster']}: {data['evaluated']} candidates simulated on {data['workers']} worker(s); "
                   f"the policy as it is costs {baseline['costPerHour']:,.2f}/h and "
                   + ("meets every target" if baseline["meets"] else
-                     f"misses {len(baseline['misses'])} target(s): " + "; ".join(baseline["misses"][:3])
+                     "misses: " + "; ".join(baseline["misses"][:3])
                      + (f"; and {len(baseline['misses']) - 3} more" if len(baseline["misses"]) > 3 else "")))
     if answer is None:
         return
