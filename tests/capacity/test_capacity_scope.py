@@ -18,7 +18,7 @@ from kp_testing import run_cli
 
 from compiler.capacity.candidate import Candidate, TeamQuota, apply
 from compiler.capacity import targets as targets_module
-from compiler.capacity.cli import _prepare
+from compiler.capacity.problem import prepare
 from compiler.capacity.evaluate import Evaluation, evaluate
 from compiler.capacity.report import _labels
 
@@ -369,7 +369,7 @@ def test_the_answer_keeps_every_declared_workload_admissible(tmp_path: Path) -> 
     assert compiled.returncode == 0, compiled.stderr
     # A candidate that would leave it inadmissible anyway is refused, as `compile` refuses it.
     requirements = targets_module.from_flags(("p95-wait<=1h",), (), ())
-    problem, _, _ = _prepare(policy, trace, None, requirements, (), "keep", False)
+    problem, _, _ = prepare(policy, trace, None, requirements, (), "keep", False)
     refused = evaluate(problem, Candidate((("ondemand", 1), ("spot", 1)), (), (TeamQuota("team-a", 0),
                                                                               TeamQuota("team-b", 0, (), 0))))
     assert not refused.meets and "workload 'serve' of team 'team-b' would never be admitted" in refused.misses[0]

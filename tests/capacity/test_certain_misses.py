@@ -15,7 +15,7 @@ from kp_testing import run_cli
 from compiler.capacity import targets as targets_module
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.certain_misses import CertainMisses, _late_threshold
-from compiler.capacity.cli import _prepare
+from compiler.capacity.problem import prepare
 from compiler.capacity.evaluate import check_targets, evaluate
 from compiler.capacity.targets import parse_target
 
@@ -62,7 +62,7 @@ def test_a_stopped_candidate_is_one_the_whole_simulation_fails(lab: Path, tmp_pa
         trace = lab_trace(tmp_path / f"trace-{world}.csv", seed=world, jobs=rng.choice([30, 60, 90]))
         texts = rng.sample(TEXTS, rng.choice([1, 2, 3]))
         requirements = targets_module.from_flags(tuple(texts), (), ())
-        problem, _, _ = _prepare(lab, trace, None, requirements, (), "keep", False)
+        problem, _, _ = prepare(lab, trace, None, requirements, (), "keep", False)
         for _ in range(3):
             candidate = _random_candidate(rng)
             watched = evaluate(problem, candidate)
@@ -147,7 +147,7 @@ def test_a_candidates_engine_is_collected_after_its_evaluation(lab: Path, tmp_pa
     from compiler.runtime.garbage_collection import few_collections
 
     trace = lab_trace(tmp_path / "trace.csv", jobs=60)
-    problem, _, _ = _prepare(lab, trace, None, targets_module.from_flags(("p95-wait<=1h",), (), ()), (), "keep", False)
+    problem, _, _ = prepare(lab, trace, None, targets_module.from_flags(("p95-wait<=1h",), (), ()), (), "keep", False)
     candidate = Candidate((("ondemand", 2), ("spot", 3)))
     engines = []
     with few_collections():   # (as the capacity command runs)

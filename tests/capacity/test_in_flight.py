@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import lab_trace
 
-from compiler.capacity import cli, targets as targets_module
+from compiler.capacity import problem as problem_module, targets as targets_module
 from compiler.capacity.in_flight import IDLE, Reporting, SharedSlots, throttled
 from compiler.capacity.search import Search
 from compiler.capacity.workers import InProcess, LocalProcesses
@@ -17,7 +17,7 @@ from compiler.capacity.workers import InProcess, LocalProcesses
 def _problem(lab: Path, tmp_path: Path, jobs: int = 60):
     requirements = targets_module.from_flags(("p95-wait<=30m",), (), ())
     trace = lab_trace(tmp_path / "trace.csv", jobs=jobs)
-    problem, space, _ = cli._prepare(lab, trace, None, requirements, (), "demand", False)
+    problem, space, _ = problem_module.prepare(lab, trace, None, requirements, (), "demand", False)
     return problem, space
 
 
