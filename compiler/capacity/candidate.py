@@ -303,22 +303,23 @@ _MARKER = re.compile(r"^---(?:[ \t]+#.*)?[ \t]*\r?\n?$")   # a document's start,
 
 
 def _document_spans(lines: list[str], count: int) -> list[tuple[int, int]] | None:
-    """Each document's own lines (from its first content line to the next `---` or `...`), or
-    None when they cannot be told apart: a `---` with content on its line, or not as many as
-    the parser read."""
-    spans, start = [], None
+    """Each document's own lines (from its first content line to the next `---` or `...`; an
+    empty document, one `---` opened and nothing in it, has no lines), or None when they cannot
+    be told apart: a `---` with content on its line, or not as many as the parser read."""
+    spans: list[tuple[int, int]] = []
+    start, opened = None, False   # opened: a `---` began a document since the last boundary
     for index, line in enumerate(lines + ["---\n"]):
         stripped = line.strip()
-        if line.startswith("---") and (stripped == "---" or stripped.startswith("--- ") or stripped.startswith("---\t")):
-            if _MARKER.match(line) is None and index < len(lines):
-                return None
+        is_start = line.startswith("---") and (stripped == "---" or stripped[3:4] in (" ", "\t"))
+        is_end = line.startswith("...") and stripped[3:].strip()[:1] in ("", "#")
+        if is_start and _MARKER.match(line) is None and index < len(lines):
+            return None
+        if is_start or is_end:
             if start is not None:
                 spans.append((start, index))
-            start = None
-        elif line.startswith("...") and line[3:].strip()[:1] in ("", "#"):   # (an end marker: the next starts after it)
-            if start is not None:
-                spans.append((start, index))
-            start = None
+            elif opened:
+                spans.append((index, index))
+            start, opened = None, is_start and index < len(lines)
         elif start is None and stripped and not stripped.startswith("#") and not line.startswith("%"):
             start = index
     return spans if len(spans) == count else None

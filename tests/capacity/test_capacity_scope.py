@@ -341,6 +341,11 @@ def test_a_block_added_re_emits_only_its_document_at_its_indentation() -> None:
         b"    cohort: all   # shares\n    namespaces:\n    - research\n    gpus:\n        guaranteed: 4\n"
         b"        burst: 6\n# about the next one\n"
         b"...\n# the end\n---\nkind: Team\nmetadata: {name: other}\nspec:\n    gpus: {guaranteed: 2}\n")
+    # An empty document (a `---` with nothing in it) before and after: kept as written.
+    empty = {"e.yaml": b"---\n# nothing yet\n---\nkind: Team\nmetadata: {name: e}\nspec:\n  cohort: all\n---\n"}
+    out = apply(empty, Candidate((), (), (TeamQuota("e", 3, (), None),)))
+    assert out["e.yaml"] == (b"---\n# nothing yet\n---\nkind: Team\nmetadata: {name: e}\nspec:\n  cohort: all\n"
+                             b"  gpus:\n    guaranteed: 3\n---\n")
     crlf = {"c.yaml": b"# header\r\n---\r\nkind: Team\r\nmetadata: {name: c}\r\nspec:\r\n   cohort: all\r\n"}
     out = apply(crlf, Candidate((), (), (TeamQuota("c", 2, (("1g.10gb", 2),), None),)))
     assert out["c.yaml"] == (b"# header\r\n---\r\nkind: Team\r\nmetadata: {name: c}\r\nspec:\r\n   cohort: all\r\n"
