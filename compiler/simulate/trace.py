@@ -104,7 +104,7 @@ _JOBS_KEY = re.compile(rb"^[\"']?jobs[\"']?[ \t]*:", re.MULTILINE)
 
 # In JSON a key's depth is not in its line: this only says whether parsing is worth it.
 _JSON_EXPORT_KIND = re.compile(rb'"kind"[ \t\r\n]*:[ \t\r\n]*"(List|Workload)"')
-_JSON_OBJECT_START = re.compile(rb"[ \t\r\n]*\{")
+_JSON_OBJECT_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")   # (a UTF-8 BOM first: PowerShell's utf8)
 
 
 def is_kueue_export(content: bytes) -> bool:
@@ -121,7 +121,7 @@ def json_export(content: bytes) -> object | None:
     if not _JSON_OBJECT_START.match(content) or not _JSON_EXPORT_KIND.search(content):
         return None
     try:
-        document = yamlio.load_json(content.decode("utf-8"))
+        document = yamlio.load_json(content.decode("utf-8-sig"))
     except UnicodeDecodeError:
         return None
     if isinstance(document, dict) and document.get("kind") in ("List", "Workload") and "jobs" not in document:
@@ -394,6 +394,12 @@ def export_jobs(documents: list[tuple[object, SourcePosition]]) -> list[Exported
                 "it has no apiVersion" if not isinstance(doc.get("apiVersion"), str) else
                 "the Kueue object reader skipped it")
             jobs.append(_rejected(namespace, name, f"not a usable Workload ({why})", where))
+            continue
+        # (a pod set whose count is not a count was read as 0 pods: replayed, it would be a guess)
+        bad_counts = [d.message.removeprefix(f"Workload {key}: ") for d in loader_said if "count must be" in d.message]
+        if bad_counts or not any(ps.count > 0 for ps in workload.podsets):
+            why = "; ".join(bad_counts) or "no pod set has a pod (count 0)"
+            jobs.append(_rejected(namespace, name, f"its shape is unknown ({why})", where))
             continue
         created_text = meta.get("creationTimestamp")
         created = _export_time(created_text)

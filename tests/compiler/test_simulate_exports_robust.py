@@ -79,6 +79,10 @@ REJECTED = {
     "no-creation-time": ({"metadata__creationTimestamp": DELETE}, "creationTimestamp"),
     "bad-creation-time": ({"metadata__creationTimestamp": "yesterday"}, "creationTimestamp"),
     "creation-time-without-offset": ({"metadata__creationTimestamp": "2026-11-30T09:00:00"}, "creationTimestamp"),
+    # (a count that is no count was read as 0 pods: replaying it as one pod would be a guess)
+    "count-negative": ({"spec__podSets__0__count": -1}, "count must be a non-negative integer (got -1)"),
+    "count-string": ({"spec__podSets__0__count": "2"}, "count must be a non-negative integer (got '2')"),
+    "count-zero": ({"spec__podSets__0__count": 0}, "no pod set has a pod"),
 }
 
 

@@ -155,6 +155,9 @@ def test_a_kueue_export_in_json_reads_as_the_same_export_in_yaml(policies, tmp_p
     assert expected["run"]["jobs"] == 2 and expected["notes"]["unknownTeams"] == {"team-x": 1}
     assert [note["code"] for note in expected["notes"]["skipped"]] == ["KP912"]
     assert _same_run(policies, as_json) == expected
+    with_bom = tmp_path / "export-bom.json"   # (PowerShell's `Out-File -Encoding utf8` writes one)
+    with_bom.write_bytes(b"\xef\xbb\xbf" + as_json.read_bytes())
+    assert _same_run(policies, with_bom) == expected
     one_yaml, one_json = tmp_path / "one.yaml", tmp_path / "one.json"
     one_yaml.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in items[0].items()))
     one_json.write_text(json.dumps(items[0], indent=indent))
