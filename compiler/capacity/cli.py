@@ -116,28 +116,40 @@ def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes])
 MAX_MISSES_SHOWN = 10
 
 
-def _infeasible(answer, trace_label: str) -> list[Diagnostic]:
+def _infeasible(answer, trace_label: str, movable: bool) -> list[Diagnostic]:
     """Why no candidate meets the targets: what each largest candidate misses (one per cut
-    compared, and per set of guarantees tried). Waits only shrink as pools grow, so a miss of
-    the largest is a miss of every candidate; preemptions do not (more room, more borrowing,
-    more reclaiming), and a note says so when a largest candidate misses only them."""
+    compared, and per set of guarantees tried). Waits only shrink as pools grow, so a wait the
+    largest misses, every candidate misses. Two kinds of miss do not shrink so: preemptions (more
+    room, more borrowing, more reclaiming) and jobs on a pool whose nodes cannot hold their pods
+    (a larger such pool takes more of them). When a largest candidate misses only those, and a
+    pool may shrink (`movable`), a note says a smaller candidate may meet the targets."""
     tops = list({e.candidate: e for cut in answer.cuts for e in (cut.tops or [cut.largest])}.values())
     tops = tops or [answer.baseline]
     where = SourcePosition(trace_label)
+    unproven = movable and any(e.misses and all(_not_monotone(miss) for miss in e.misses) for e in tops)
+    claim = ("the search found no candidate meeting the targets" if unproven
+             else "no candidate within the bounds meets the targets")
     problems = []
     for largest in tops:
         misses = largest.misses or ["(no figure)"]
-        shown = misses[:MAX_MISSES_SHOWN] + ([f"and {len(misses) - MAX_MISSES_SHOWN} more"]
-                                               if len(misses) > MAX_MISSES_SHOWN else [])
-        problems += [Diagnostic(codes.CAPACITY_INFEASIBLE, "no candidate within the bounds meets the targets; the "
-                                f"largest ({largest.candidate.label()}) misses: {miss}", where) for miss in shown]
-    if any(e.misses and all(" suffered " in miss for miss in e.misses) for e in tops):   # (preemptions' sentences)
-        problems.append(Diagnostic(codes.CAPACITY_INFEASIBLE, "a largest candidate misses only preemption targets, "
-                                   "and preemptions "
-                                   "can grow with the pools (more room to borrow, more to reclaim): a smaller "
-                                   "candidate may meet them; bound the pools (--nodes) to search below the largest",
-                                   where, Severity.NOTE))
+        shown = misses[:MAX_MISSES_SHOWN]
+        if len(misses) > MAX_MISSES_SHOWN:   # (on the last one shown: the text output sorts the lines)
+            shown[-1] += f"; and {len(misses) - MAX_MISSES_SHOWN} more"
+        problems += [Diagnostic(codes.CAPACITY_INFEASIBLE, f"{claim}; the largest ({largest.candidate.label()}) "
+                                f"misses: {miss}", where) for miss in shown]
+    if unproven:
+        problems.append(Diagnostic(codes.CAPACITY_INFEASIBLE, "a largest candidate misses only preemption targets or "
+                                   "has jobs on a pool whose nodes cannot hold their pods, and those can grow with "
+                                   "the pools (more room to borrow and reclaim, more room for jobs that do not "
+                                   "fit): a smaller candidate may meet the targets; bound the pools (--nodes) to "
+                                   "search below the largest", where, Severity.NOTE))
     return problems
+
+
+def _not_monotone(miss: str) -> bool:
+    """A miss that a larger candidate can have and a smaller one not (the sentences of
+    evaluate.check_targets, certain_misses and node_fit.StrandedPods.miss)."""
+    return " suffered " in miss or "(their pods would wait Pending)" in miss
 
 
 @click.command()
@@ -199,7 +211,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
 
         write_page(html_path, data)
     if data["answer"] is None:
-        problems = _infeasible(answer, str(trace_path))
+        problems = _infeasible(answer, str(trace_path), any(p.movable for p in space.pools))
         if output_format == "json":
             emit_json({"ok": False, "exitCode": InputError.exit_code, "diagnostics": diagnostics_json(problems),
                        **data})

@@ -165,13 +165,23 @@ def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_ma
     demand = Evaluation(Candidate(nodes, (), (TeamQuota("t0", 9),)), 8.0, {"a": 8}, False,
                         ["t0 suffered 15 preemptions > 6"])
     cut = CutResult((), None, demand, tops=[policy, demand])
-    problems = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv")
+    problems = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv", True)
     messages = [d.message for d in problems]
-    assert sum("guaranteed 4 GPUs" in m for m in messages) == MAX_MISSES_SHOWN + 1
-    assert messages[MAX_MISSES_SHOWN].endswith("misses: and 2 more")
-    assert messages[MAX_MISSES_SHOWN + 1].endswith("misses: t0 suffered 15 preemptions > 6")
-    assert problems[-1].severity.value == "note" and "preemptions can grow with the pools" in messages[-1]
-    without = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy]), "trace.csv")
+    assert sum("guaranteed 4 GPUs" in m for m in messages) == MAX_MISSES_SHOWN
+    assert messages[MAX_MISSES_SHOWN - 1].endswith("misses: t9 p95 wait 2.0 h > 60 s; and 2 more")
+    assert messages[MAX_MISSES_SHOWN].endswith("misses: t0 suffered 15 preemptions > 6")
+    assert problems[-1].severity.value == "note" and "can grow with the pools" in messages[-1]
+    assert messages[0].startswith("the search found no candidate meeting the targets")   # (not proved: see the note)
+    # Nothing can shrink (every pool fixed): no note, and the claim is proved.
+    fixed = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv", False)
+    assert all(d.severity.value == "error" for d in fixed)
+    assert fixed[0].message.startswith("no candidate within the bounds meets the targets")
+    # A pool whose nodes cannot hold a job's pods is a miss a larger candidate can have too.
+    stranded = Evaluation(demand.candidate, 8.0, {"a": 8}, False,
+                          ["4 job(s) of t0 run on pool small with pods of 8 GPUs > its nodes' 1 (their pods would wait Pending)"])
+    noted = _infeasible(Answer(policy, None, [CutResult((), None, stranded, tops=[stranded])], [stranded]), "t.csv", True)
+    assert noted[-1].severity.value == "note"
+    without = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy]), "trace.csv", True)
     assert all(d.severity.value == "error" for d in without)
 
 
