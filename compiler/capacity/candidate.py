@@ -290,13 +290,32 @@ def _re_emitted(document, own: list[str], text: str) -> list[str]:
     comments = [line.strip() for line in trailing if line.strip()]
     if not comments:
         return body + trailing
-    for at in range(len(body) - len(comments), -1, -1):
-        if [line.strip() for line in body[at:at + len(comments)]] == comments:
-            after = at + len(comments)
-            while after < len(body) and not body[after].strip():   # (the blank lines ruamel keeps with them)
-                after += 1
-            return body[:at] + body[after:] + trailing
-    return body + trailing   # (ruamel.yaml did not keep them: they stay as written)
+    found = _comment_block(body, comments)
+    if found is None:
+        return body + trailing   # (ruamel.yaml did not keep them: they stay as written)
+    at, after = found
+    while after < len(body) and not body[after].strip():   # (the blank lines ruamel keeps with them)
+        after += 1
+    return body[:at] + body[after:] + trailing
+
+
+def _comment_block(body: list[str], comments: list[str]) -> tuple[int, int] | None:
+    """Where, last in `body`, the comment lines `comments` stand in that order, blank lines
+    allowed between them (as ruamel.yaml re-emits a block of comments): (first line, one past
+    the last), or None."""
+    for at in range(len(body) - 1, -1, -1):
+        if body[at].strip() != comments[0]:
+            continue
+        matched, index = 1, at + 1
+        while matched < len(comments) and index < len(body):
+            text = body[index].strip()
+            if text and text != comments[matched]:
+                break
+            matched += bool(text)
+            index += 1
+        if matched == len(comments):
+            return at, index
+    return None
 
 
 _MARKER = re.compile(r"^---(?:[ \t]+#.*)?[ \t]*\r?\n?$")   # a document's start, alone on its line (or with a comment)

@@ -44,11 +44,17 @@ def prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requirement
     with_jobs = {job.team for job in trace.jobs}
     notes.warnings += [f"target '{t.text}': team '{t.team}' has no job in the trace, so every candidate meets it"
                        for t in requirements.targets if t.team is not None and t.team not in with_jobs]
+    never = sorted((v.team, v.workload) for v in artifacts.verdicts if v.verdict == NEVER)
+    if never:   # (`compile` refuses the policy as it is: candidates are held only to the workloads it admits)
+        named = ", ".join(f"{team}/{workload}" for team, workload in never[:3])
+        notes.warnings.append(f"the policy as it is has {len(never)} declared workload(s) that would never be "
+                              f"admitted ({named}{', ...' if len(never) > 3 else ''}), which `compile` refuses; "
+                              "the answer is not held to them")
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
     costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
                       {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools}, full_runs,
-                      frozenset((v.team, v.workload) for v in artifacts.verdicts if v.verdict == NEVER))
+                      frozenset(never))
     return problem, space, files
 
 

@@ -341,6 +341,11 @@ def test_a_block_added_re_emits_only_its_document_at_its_indentation() -> None:
         b"    cohort: all   # shares\n    namespaces:\n    - research\n    gpus:\n        guaranteed: 4\n"
         b"        burst: 6\n# about the next one\n"
         b"...\n# the end\n---\nkind: Team\nmetadata: {name: other}\nspec:\n    gpus: {guaranteed: 2}\n")
+    # Comments below the last key with a blank line between them: once, below the added keys.
+    spaced = {"s.yaml": b"kind: Team\nmetadata: {name: s}\nspec:\n  cohort: all\n  # one\n\n  # two\n---\nkind: X\n"}
+    out = apply(spaced, Candidate((), (), (TeamQuota("s", 4, (), None),)))
+    assert out["s.yaml"] == (b"kind: Team\nmetadata: {name: s}\nspec:\n  cohort: all\n  gpus:\n    guaranteed: 4\n"
+                             b"  # one\n\n  # two\n---\nkind: X\n")
     # An empty document (a `---` with nothing in it) before and after: kept as written.
     empty = {"e.yaml": b"---\n# nothing yet\n---\nkind: Team\nmetadata: {name: e}\nspec:\n  cohort: all\n---\n"}
     out = apply(empty, Candidate((), (), (TeamQuota("e", 3, (), None),)))
@@ -372,6 +377,13 @@ def test_the_answer_keeps_every_declared_workload_admissible(tmp_path: Path) -> 
     assert answer["guarantees"].startswith("guarantees from each team's mean")
     compiled = run_cli("compile", str(policy), "--out", str(tmp_path / "after"))
     assert compiled.returncode == 0, compiled.stderr
+    # A policy `compile` already refuses: said, and the answer is not held to those workloads.
+    broken = tmp_path / "broken"
+    shutil.copytree(policy, broken)
+    team_b = broken / "teams" / "team-b.yaml"
+    team_b.write_text(team_b.read_text().replace("gpus: 2}", "gpus: 64}"))
+    said = run_cli("capacity", str(broken), "--trace", str(trace), "--target", "p95-wait<=1h", "--workers", "1")
+    assert "the policy as it is has 1 declared workload(s) that would never be admitted (team-b/serve)" in said.stderr
     # A candidate that would leave it inadmissible anyway is refused, as `compile` refuses it.
     requirements = targets_module.from_flags(("p95-wait<=1h",), (), ())
     problem, _, _ = prepare(policy, trace, None, requirements, (), "keep", False)
