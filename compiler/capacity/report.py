@@ -128,7 +128,9 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
         "cluster": cluster, "trace": trace, "targets": targets, "workers": workers,
         "evaluated": len(answer.evaluations),
         "baseline": {"candidate": labels[answer.baseline.candidate], "costPerHour": answer.baseline.cost,
-                     "meets": answer.baseline.meets, "misses": answer.baseline.misses},
+                     "meets": answer.baseline.meets, "misses": answer.baseline.misses,
+                     # (its own cut among those compared: else `--mig` kept it from competing)
+                     "competes": () in space.cuts},
         "cuts": [{"mig": {p.name: p.cut_in(dict(r.cut)) for p in space.pools}, "costPerHour": r.answer.cost if r.answer else None,
                   "largestMeets": r.largest.meets, "largestMisses": r.largest.misses} for r in answer.cuts],
         "answer": None, "proof": [],
@@ -181,6 +183,9 @@ def print_tables(data: dict, console) -> None:
     say(f"cheapest candidate meeting every target: {answer['candidate']}: {answer['costPerHour']:,.2f}/h "
                   f"({answer['costOverTrace']:,.2f} over the trace, before {answer['costOverTraceBefore']:,.2f})")
     say(f"guarantees: {answer['guarantees']}")
+    if baseline["meets"] and not baseline["competes"] and baseline["costPerHour"] < answer["costPerHour"]:
+        say("the policy as it is costs less and meets every target, but its MIG cut is not among those --mig "
+            "compares")
     pools = Table(title="per pool", title_justify="left")
     for column in ("pool", "nodes", "GPUs", "cost/GPU-h", "cost/h", "MIG", "used GPU-h", "idle GPU-h"):
         pools.add_column(column)

@@ -48,6 +48,11 @@ def test_mig_cut_needs_fewer_gpus_and_simulates_as_reported(tmp_path: Path) -> N
     for row in data["answer"]["teams"]:
         assert row["wait"] == teams[row["team"]]["wait"]
         assert row["migInstanceHours"] == teams[row["team"]]["migInstanceHours"]
+    # The written (MIG) policy meets the targets; comparing whole GPUs alone says why it costs more.
+    whole = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=1h",
+                    "--nodes", "h100=1..24", "--mig", "h100=none")
+    assert whole.returncode == 0, whole.stderr
+    assert "its MIG cut is not among those --mig compares" in " ".join(whole.stdout.split())
 
 
 def test_without_an_answer_every_cut_says_what_its_largest_candidate_misses(tmp_path: Path) -> None:
