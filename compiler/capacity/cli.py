@@ -12,7 +12,7 @@ import click
 
 from compiler.capacity import targets as targets_module
 from compiler.capacity.candidate import apply
-from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.evaluate import Evaluation, can_grow_with_pools
 from compiler.capacity.problem import prepare
 from compiler.capacity.search import Search, estimated_total
 from compiler.cli.common import (console as terminal_console, diagnostics_json, emit_json, format_option,
@@ -126,7 +126,7 @@ def _infeasible(answer, trace_label: str, movable: bool) -> list[Diagnostic]:
     tops = list({e.candidate: e for cut in answer.cuts for e in (cut.tops or [cut.largest])}.values())
     tops = tops or [answer.baseline]
     where = SourcePosition(trace_label)
-    unproven = movable and any(e.misses and all(_not_monotone(miss) for miss in e.misses) for e in tops)
+    unproven = movable and any(e.misses and all(can_grow_with_pools(miss) for miss in e.misses) for e in tops)
     claim = ("the search found no candidate meeting the targets" if unproven
              else "no candidate within the bounds meets the targets")
     problems = []
@@ -141,15 +141,10 @@ def _infeasible(answer, trace_label: str, movable: bool) -> list[Diagnostic]:
         problems.append(Diagnostic(codes.CAPACITY_INFEASIBLE, "a largest candidate misses only preemption targets or "
                                    "has jobs on a pool whose nodes cannot hold their pods, and those can grow with "
                                    "the pools (more room to borrow and reclaim, more room for jobs that do not "
-                                   "fit): a smaller candidate may meet the targets; bound the pools (--nodes) to "
-                                   "search below the largest", where, Severity.NOTE))
+                                   "fit): the search descended below it and found no candidate meeting the targets, "
+                                   "but a descent is not every candidate; bound the pools (--nodes) to search "
+                                   "other ranges", where, Severity.NOTE))
     return problems
-
-
-def _not_monotone(miss: str) -> bool:
-    """A miss that a larger candidate can have and a smaller one not (the sentences of
-    evaluate.check_targets, certain_misses and node_fit.StrandedPods.miss)."""
-    return " suffered " in miss or "(their pods would wait Pending)" in miss
 
 
 @click.command()

@@ -126,6 +126,14 @@ def check_targets(targets: list[Target], summary: dict) -> tuple[list[str], dict
     return misses, measured
 
 
+def can_grow_with_pools(miss: str) -> bool:
+    """Whether a miss (a sentence of `check_targets`, of certain_misses or of
+    node_fit.StrandedPods.miss) is of a kind a larger candidate can have and a smaller one not:
+    preemptions (more room to borrow, more to reclaim) and jobs on a pool whose nodes cannot hold
+    their pods (a larger such pool takes more of them). Waits only shrink as pools grow."""
+    return " suffered " in miss or "(their pods would wait Pending)" in miss
+
+
 def whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
     """Jobs asking for a MIG instance or GPU memory take one whole GPU when their team has no MIG
     pool in the candidate (what they get on a cluster whose GPUs are not cut)."""

@@ -306,15 +306,39 @@ class Search:
                        " (guarantees from demand miss the targets at the largest candidate: "
                        + "; ".join(largest[1].misses[:3]) + ")")
             options.append((largest[0], self.space.teams, why))
+        origins = {id(top): top for top, _, _ in options}
         if not options:
-            return CutResult(cut, None, largest[-1], tops=list(largest))
+            options = self._below_the_largest(cut, largest, origins)
+            if not options:
+                return CutResult(cut, None, largest[-1], tops=list(largest))
         results = []
         for top, reference, note in options:
             result = self._descent(top, cut, reference, note)
+            result.largest = origins[id(top)]
             if reference is self.space.teams:
                 result.guarantees_note = self._policy_guarantees(result.answer) + note
             results.append(result)
         return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
+
+    def _below_the_largest(self, cut, largest: list[Evaluation], origins: dict) -> list:
+        """No largest candidate meets the targets. Where one misses only targets that can grow
+        with the pools (preemptions, jobs on nodes too small for their pods), a smaller candidate
+        may meet them: the descent from it, run anyway, finds one or not. (Demand's first; each
+        found candidate remembers the largest it came from in `origins`.)"""
+        from compiler.capacity.evaluate import can_grow_with_pools
+
+        references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
+                                                                          "offered load in the trace")]
+        options = []
+        for top, (reference, note) in reversed(list(zip(largest, references))):
+            if not top.misses or not all(can_grow_with_pools(miss) for miss in top.misses):
+                continue
+            found = self._descend(top, cut, reference)
+            if found.meets:
+                origins[id(found)] = top
+                options.append((found, reference, note + " (found below a largest candidate that misses only "
+                                                          "targets that can grow with the pools)"))
+        return options
 
     def _policy_guarantees(self, answer: Evaluation) -> str:
         """What the answer did to the policy's own guarantees: kept, or scaled down with the pools."""

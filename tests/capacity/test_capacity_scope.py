@@ -471,3 +471,26 @@ def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_pat
     assert data["answer"]["pools"][0]["nodes"] >= 4   # (4 jobs of 8 GPUs at once: 32 GPUs on 8-GPU nodes)
     written = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
     assert not any("more than its nodes have" in w for w in json.loads(written.stdout)["notes"]["warnings"])
+
+
+def test_below_a_largest_candidate_that_misses_only_what_grows_with_the_pools(tmp_path: Path) -> None:
+    # The largest candidate has the most 1-GPU nodes, and Kueue puts 8-GPU jobs there once the
+    # 8-GPU pool is full: a miss that a smaller candidate need not have. The search goes below it.
+    policy = tmp_path / "shapes"
+    policy.mkdir()
+    (policy / "all.yaml").write_text(
+        "apiVersion: kueue-policy/v1alpha1\nkind: Cluster\nmetadata: {name: s}\nspec:\n  pools:\n"
+        "    - {name: big, gpu: V100, nodes: 1, gpusPerNode: 8}\n    - {name: small, gpu: V100, nodes: 8, gpusPerNode: 1}\n"
+        "  cohorts: [{name: all}]\n---\napiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {name: a}\n"
+        "spec: {cohort: all, namespaces: [a], gpus: {guaranteed: 16}, models: [V100]}\n")
+    trace = tmp_path / "trace.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus\n" + "".join(f"a,j{i},{i * 300},1800,1,8\n" for i in range(10)))
+    done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=2h", "--nodes", "big=1..3",
+                   "--workers", "1", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    largest = [p for p in data["candidates"] if p["candidate"].startswith("big=3, small=16")]
+    assert largest and not any(p["meets"] for p in largest)
+    assert "found below a largest candidate" in data["answer"]["guarantees"]
+    nodes = {p["pool"]: p["nodes"] for p in data["answer"]["pools"]}
+    assert nodes["small"] < 16 and data["answer"]["costPerHour"] < 8 * 3 + 16
