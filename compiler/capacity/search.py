@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
@@ -179,6 +179,16 @@ class CutResult:
     tops: list[Evaluation] = field(default_factory=list)
 
 
+class _Start(NamedTuple):
+    """Where a cut's descent starts: a candidate meeting the targets, the guarantees it scales,
+    what the report says of them, and the largest candidate it came from."""
+
+    top: Evaluation
+    reference: list[TeamBase]
+    note: str
+    largest: Evaluation
+
+
 @dataclass
 class Answer:
     baseline: Evaluation
@@ -295,50 +305,46 @@ class Search:
     def _descend_cut(self, cut, largest: list[Evaluation]) -> CutResult:
         """The cut's answer: from each largest candidate that meets the targets (demand guarantees
         first, then the policy's), the descent; the cheaper answer wins (ties: demand's)."""
-        options = []
+        starts = []
         if len(largest) > 1 and largest[1].meets:
-            options.append((largest[1], self.space.demand[cut],
-                            "guarantees from each team's mean offered load in the trace"))
+            starts.append(_Start(largest[1], self.space.demand[cut],
+                                 "guarantees from each team's mean offered load in the trace", largest[1]))
         if largest[0].meets:
             why = ""
             if len(largest) > 1:
                 why = (" (cheaper than guarantees from demand)" if largest[1].meets else
                        " (guarantees from demand miss the targets at the largest candidate: "
                        + "; ".join(largest[1].misses[:3]) + ")")
-            options.append((largest[0], self.space.teams, why))
-        origins = {id(top): top for top, _, _ in options}
-        if not options:
-            options = self._below_the_largest(cut, largest, origins)
-            if not options:
-                return CutResult(cut, None, largest[-1], tops=list(largest))
+            starts.append(_Start(largest[0], self.space.teams, why, largest[0]))
+        starts = starts or self._below_the_largest(cut, largest)
+        if not starts:
+            return CutResult(cut, None, largest[-1], tops=list(largest))
         results = []
-        for top, reference, note in options:
-            result = self._descent(top, cut, reference, note)
-            result.largest = origins[id(top)]
-            if reference is self.space.teams:
-                result.guarantees_note = self._policy_guarantees(result.answer) + note
+        for start in starts:
+            result = self._descent(start.top, cut, start.reference, start.note)
+            result.largest = start.largest
+            if start.reference is self.space.teams:
+                result.guarantees_note = self._policy_guarantees(result.answer) + start.note
             results.append(result)
         return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
 
-    def _below_the_largest(self, cut, largest: list[Evaluation], origins: dict) -> list:
+    def _below_the_largest(self, cut, largest: list[Evaluation]) -> list[_Start]:
         """No largest candidate meets the targets. Where one misses only targets that can grow
         with the pools (preemptions, jobs on nodes too small for their pods), a smaller candidate
-        may meet them: the descent from it, run anyway, finds one or not. (Demand's first; each
-        found candidate remembers the largest it came from in `origins`.)"""
+        may meet them: the descent from it, run anyway, finds one or not (demand's first)."""
         from compiler.capacity.evaluate import can_grow_with_pools
 
         references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
                                                                           "offered load in the trace")]
-        options = []
+        starts = []
         for top, (reference, note) in reversed(list(zip(largest, references))):
             if not top.misses or not all(can_grow_with_pools(miss) for miss in top.misses):
                 continue
             found = self._descend(top, cut, reference)
             if found.meets:
-                origins[id(found)] = top
-                options.append((found, reference, note + " (found below a largest candidate that misses only "
-                                                          "targets that can grow with the pools)"))
-        return options
+                starts.append(_Start(found, reference, note + " (found below a largest candidate that misses only "
+                                                              "targets that can grow with the pools)", top))
+        return starts
 
     def _policy_guarantees(self, answer: Evaluation) -> str:
         """What the answer did to the policy's own guarantees: kept, or scaled down with the pools."""

@@ -395,11 +395,9 @@ def export_jobs(documents: list[tuple[object, SourcePosition]]) -> list[Exported
                 "the Kueue object reader skipped it")
             jobs.append(_rejected(namespace, name, f"not a usable Workload ({why})", where))
             continue
-        # (a pod set whose count is not a count was read as 0 pods: replayed, it would be a guess)
-        bad_counts = [d.message.removeprefix(f"Workload {key}: ") for d in loader_said if "count must be" in d.message]
-        if bad_counts or not any(ps.count > 0 for ps in workload.podsets):
-            why = "; ".join(bad_counts) or "no pod set has a pod (count 0)"
-            jobs.append(_rejected(namespace, name, f"its shape is unknown ({why})", where))
+        unknown = _unknown_shape(workload, key, loader_said)
+        if unknown is not None:
+            jobs.append(_rejected(namespace, name, f"its shape is unknown ({unknown})", where))
             continue
         created_text = meta.get("creationTimestamp")
         created = _export_time(created_text)
@@ -408,27 +406,43 @@ def export_jobs(documents: list[tuple[object, SourcePosition]]) -> list[Exported
                                   f"(got {created_text!r}): its arrival is unknown", where))
             continue
         notes = [Diagnostic(d.code, d.message, d.position, Severity.WARNING, d.related) for d in loader_said]
-
-        def note(message: str) -> None:
-            notes.append(Diagnostic(codes.TRACE_BAD, f"{key}: {message}", where, Severity.WARNING))
-
-        status, spec = doc.get("status"), _as_mapping(doc.get("spec"))
-        if status is not None and not isinstance(status, dict):
-            note("status is not a mapping: read as no status (no admission, never finished)")
-        elif status is not None and status.get("conditions") is not None \
-                and not isinstance(status.get("conditions"), list):
-            note("status.conditions is not a list: read as no conditions")
         started = _condition_time(doc, "QuotaReserved", "Admitted")
         finished = _condition_time(doc, "Finished")
-        if started is None and (bad := _bad_condition_times(doc, "QuotaReserved", "Admitted")):
-            note(f"its QuotaReserved/Admitted condition has no valid lastTransitionTime (got {', '.join(bad)})")
-        if finished is None and (bad := _bad_condition_times(doc, "Finished")):
-            note(f"its Finished condition has no valid lastTransitionTime (got {', '.join(bad)}): taken as still "
-                 "running at the export's last moment")
-        if spec.get("priorityClassRef") is not None and not isinstance(spec.get("priorityClassRef"), dict):
-            note(f"spec.priorityClassRef is not a mapping (got {spec.get('priorityClassRef')!r}): ignored")
+        notes += _read_as_absent(doc, key, where, started, finished)
         jobs.append(ExportedJob(namespace, name, created, started, finished, _shape(workload, doc), where, notes))
     return jobs
+
+
+def _read_as_absent(doc: dict, key: str, where: SourcePosition | None, started, finished) -> list[Diagnostic]:
+    """The notes on a Workload's fields of the wrong type, each read as absent."""
+    notes = []
+
+    def note(message: str) -> None:
+        notes.append(Diagnostic(codes.TRACE_BAD, f"{key}: {message}", where, Severity.WARNING))
+
+    status, spec = doc.get("status"), _as_mapping(doc.get("spec"))
+    if status is not None and not isinstance(status, dict):
+        note("status is not a mapping: read as no status (no admission, never finished)")
+    elif status is not None and status.get("conditions") is not None \
+            and not isinstance(status.get("conditions"), list):
+        note("status.conditions is not a list: read as no conditions")
+    if started is None and (bad := _bad_condition_times(doc, "QuotaReserved", "Admitted")):
+        note(f"its QuotaReserved/Admitted condition has no valid lastTransitionTime (got {', '.join(bad)})")
+    if finished is None and (bad := _bad_condition_times(doc, "Finished")):
+        note(f"its Finished condition has no valid lastTransitionTime (got {', '.join(bad)}): taken as still "
+             "running at the export's last moment")
+    if spec.get("priorityClassRef") is not None and not isinstance(spec.get("priorityClassRef"), dict):
+        note(f"spec.priorityClassRef is not a mapping (got {spec.get('priorityClassRef')!r}): ignored")
+    return notes
+
+
+def _unknown_shape(workload, key: str, loader_said: list[Diagnostic]) -> str | None:
+    """Why a Workload's pods are unknown, or None: a pod set whose count is not a count (the
+    reader took it as 0 pods: replayed as one pod, it would be a guess), or no pod at all."""
+    bad_counts = [d.message.removeprefix(f"Workload {key}: ") for d in loader_said if "count must be" in d.message]
+    if bad_counts:
+        return "; ".join(bad_counts)
+    return None if any(ps.count > 0 for ps in workload.podsets) else "no pod set has a pod (count 0)"
 
 
 def _shape(workload, doc: dict) -> dict:
