@@ -3,7 +3,9 @@
 For each way of cutting the pools (the MIG choices asked for, else the policy's own):
 
 1. the largest candidate the bounds allow (every pool at its maximum) must meet the targets;
-   otherwise that cut has no answer;
+   otherwise that cut has no answer, unless it misses only targets that can grow with the pools
+   (preemptions, jobs on nodes too small for their pods): the descent then runs from it anyway,
+   and a candidate it finds meeting them starts the cut's answer;
 2. guarantees: with `demand`, each team's guarantee is its mean offered load of whole GPUs
    (and of each MIG profile) in the trace, rounded up (demand.py); the descent below runs from
    the policy's guarantees too, and the cheaper answer wins (ties: demand's); the report says
@@ -11,12 +13,13 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
    the pools hold fewer GPUs than they add up to); MIG guarantees do not: the planner's exact
    layouts for them are the floor of a MIG pool;
 3. descent: every round proposes, for each pool still free to shrink, the current candidate
-   with 1, 2 and 3 x `step` nodes fewer (a 4-ary search; `step` starts at a third of the
-   pool's range); the cheapest proposal that meets the targets is taken (ties: the
-   candidate's order); a pool with a failing proposal has its step divided by four, and once
-   every proposal of a pool at step 1 fails it stops;
-4. proof: every candidate one node smaller than the answer in one pool is simulated; if one
-   meets the targets the descent goes on from it, so the answer is one no single node less
+   with 1, 2 and 3 x `step` granules fewer (a 4-ary search; `step` starts at a third of the
+   pool's range; a granule is a node, or a top-level domain of a pool with a regular topology);
+   the cheapest proposal that meets the targets is taken (ties: the candidate's order); a pool
+   with a failing proposal has its step divided by four, and once every proposal of a pool at
+   step 1 fails it stops;
+4. proof: every candidate one granule smaller than the answer in one pool is simulated; if one
+   meets the targets the descent goes on from it, so the answer is one no single granule less
    can give (each failure is shown with its misses).
 
 Every step decides on whole batches of simulations, compared by (cost, candidate), so the answer
@@ -160,9 +163,10 @@ def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpa
             unit = pool.granule
             low, high = -(-low // unit) * unit, high // unit * unit
             if low > high:
+                written = (f"{bound.minimum if bound and bound.minimum is not None else 1}.."
+                           f"{bound.maximum if bound and bound.maximum is not None else 2 * pool.current}")
                 raise BadInput(f"pool '{pool.name}' has whole top-level domains of {unit} nodes, and its bound "
-                               f"({bound.minimum if bound else 1}..{bound.maximum if bound else high}) holds no "
-                               f"multiple of {unit}", pool.name)
+                               f"({written}) holds no multiple of {unit}", pool.name)
         result.append(dataclasses.replace(pool, minimum=low, maximum=high))
     return result
 
