@@ -153,7 +153,9 @@ class CertainMisses:
         target, team = limit.target, limit.team
         when = f"certain {human_duration(now)} into the trace, where its simulation stopped"
         if target.kind == "preemptions":
-            return f"{team} suffered more than {target.count} preemptions ({when})"
+            from compiler.capacity.evaluate import Miss
+
+            return Miss(f"{team} suffered more than {target.count} preemptions ({when})", True)
         late, limit_text = limit.threshold, human_duration(target.seconds)
         if target.kind == "wait":
             return (f"{team} p{target.percentile:g} wait > {limit_text}: {late} of its {limit.jobs} jobs wait longer "

@@ -121,17 +121,32 @@ def check_targets(targets: list[Target], summary: dict) -> tuple[list[str], dict
                 value = preempted.get(team, 0)
                 worst = value if worst is None else max(worst, value)
                 if value > target.count:
-                    misses.append(f"{team} suffered {value} preemptions > {target.count}")
+                    misses.append(Miss(f"{team} suffered {value} preemptions > {target.count}", True))
         measured[target.text] = None if worst == INFINITE else worst
     return misses, measured
 
 
+class Miss(str):
+    """A missed target, as the report says it, and whether it can grow with the pools: waits only
+    shrink as pools grow, but preemptions (more room to borrow, more to reclaim) and jobs on a pool
+    whose nodes cannot hold their pods (a larger such pool takes more of them) can be missed by a
+    larger candidate and met by a smaller one. (A str: the report, the JSON and the frontier page
+    show it as the sentence it is.)"""
+
+    grows_with_pools: bool
+
+    def __new__(cls, text: str, grows_with_pools: bool = False) -> "Miss":
+        miss = super().__new__(cls, text)
+        miss.grows_with_pools = grows_with_pools
+        return miss
+
+    def __reduce__(self):   # (to worker processes and Dask workers, with its kind)
+        return Miss, (str(self), self.grows_with_pools)
+
+
 def can_grow_with_pools(miss: str) -> bool:
-    """Whether a miss (a sentence of `check_targets`, of certain_misses or of
-    node_fit.StrandedPods.miss) is of a kind a larger candidate can have and a smaller one not:
-    preemptions (more room to borrow, more to reclaim) and jobs on a pool whose nodes cannot hold
-    their pods (a larger such pool takes more of them). Waits only shrink as pools grow."""
-    return " suffered " in miss or "(their pods would wait Pending)" in miss
+    """Whether a miss is of a kind a larger candidate can have and a smaller one not (`Miss`)."""
+    return getattr(miss, "grows_with_pools", False)
 
 
 def whole_gpu_trace(trace: Trace, teams_with_mig: set[str]) -> Trace:
@@ -190,7 +205,7 @@ def _simulated(problem: Problem, candidate: Candidate, full: bool, reach: Reach 
     summary = report.summary
     misses, measured = check_targets(problem.targets, summary)
     # (figures that rest on pods no node of their pool can hold are not an answer: node_fit.py)
-    misses += [stranded.miss() for stranded in report.run.stranded]
+    misses += [Miss(stranded.miss(), True) for stranded in report.run.stranded]
     layouts = {name: [layout.to_dict() for layout in plan.layouts]
                for name, plan in sorted(artifacts.placement.mig_plans.items())}
     quotas = {team.name: {"guaranteed": team.spec.gpus.guaranteed, "burst": team.spec.gpus.burst,

@@ -156,14 +156,14 @@ def test_a_target_on_a_team_without_jobs_is_warned_about(lab: Path, tmp_path: Pa
 def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_may_not_help() -> None:
     from compiler.capacity.candidate import Candidate, TeamQuota
     from compiler.capacity.cli import MAX_MISSES_SHOWN, _infeasible
-    from compiler.capacity.evaluate import Evaluation
+    from compiler.capacity.evaluate import Evaluation, Miss
     from compiler.capacity.search import Answer, CutResult
 
     nodes = (("a", 8),)
     policy = Evaluation(Candidate(nodes, (), (TeamQuota("t0", 4),)), 8.0, {"a": 8}, False,
                         [f"t{i} p95 wait 2.0 h > 60 s" for i in range(12)])
     demand = Evaluation(Candidate(nodes, (), (TeamQuota("t0", 9),)), 8.0, {"a": 8}, False,
-                        ["t0 suffered 15 preemptions > 6"])
+                        [Miss("t0 suffered 15 preemptions > 6", grows_with_pools=True)])
     cut = CutResult((), None, demand, tops=[policy, demand])
     problems = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv", True)
     messages = [d.message for d in problems]
@@ -178,7 +178,7 @@ def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_ma
     assert fixed[0].message.startswith("no candidate within the bounds meets the targets")
     # A pool whose nodes cannot hold a job's pods is a miss a larger candidate can have too.
     stranded = Evaluation(demand.candidate, 8.0, {"a": 8}, False,
-                          ["4 job(s) of t0 run on pool small with pods of 8 GPUs > its nodes' 1 (their pods would wait Pending)"])
+                          [Miss("4 job(s) of t0 run on pool small with pods of 8 GPUs > its nodes' 1", True)])
     noted = _infeasible(Answer(policy, None, [CutResult((), None, stranded, tops=[stranded])], [stranded]), "t.csv", True)
     assert noted[-1].severity.value == "note"
     without = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy]), "trace.csv", True)
@@ -193,3 +193,15 @@ def test_no_answer_in_json_carries_the_diagnostics_and_exit_code(lab: Path, tmp_
     data = json.loads(done.stdout)
     assert data["ok"] is False and data["exitCode"] == 1 and data["answer"] is None
     assert data["diagnostics"] and all(d["code"] == "KP922" for d in data["diagnostics"])
+
+
+def test_a_miss_keeps_its_kind_across_processes() -> None:
+    import json
+    import pickle
+
+    from compiler.capacity.evaluate import Miss, can_grow_with_pools
+
+    miss = pickle.loads(pickle.dumps(Miss("t0 suffered 3 preemptions > 0", True)))
+    assert can_grow_with_pools(miss) and miss == "t0 suffered 3 preemptions > 0"
+    assert json.dumps([miss]) == '["t0 suffered 3 preemptions > 0"]'
+    assert not can_grow_with_pools("t0 p95 wait 2.0 h > 60 s") and not can_grow_with_pools(Miss("t0 p95 wait"))
