@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from compiler.capacity.targets import Target
+from compiler.capacity.targets import Miss, Target
 from compiler.simulate.metrics import rank_of
 
 if TYPE_CHECKING:
@@ -153,8 +153,6 @@ class CertainMisses:
         target, team = limit.target, limit.team
         when = f"certain {human_duration(now)} into the trace, where its simulation stopped"
         if target.kind == "preemptions":
-            from compiler.capacity.evaluate import Miss
-
             return Miss(f"{team} suffered more than {target.count} preemptions ({when})", True)
         late, limit_text = limit.threshold, human_duration(target.seconds)
         if target.kind == "wait":

@@ -12,7 +12,8 @@ import click
 
 from compiler.capacity import targets as targets_module
 from compiler.capacity.candidate import apply
-from compiler.capacity.evaluate import Evaluation, can_grow_with_pools
+from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.targets import can_grow_with_pools
 from compiler.capacity.problem import prepare
 from compiler.capacity.search import Search, estimated_total
 from compiler.cli.common import (console as terminal_console, diagnostics_json, emit_json, format_option,

@@ -336,7 +336,7 @@ class Search:
         """No largest candidate meets the targets. Where one misses only targets that can grow
         with the pools (preemptions, jobs on nodes too small for their pods), a smaller candidate
         may meet them: the descent from it, run anyway, finds one or not (demand's first)."""
-        from compiler.capacity.evaluate import can_grow_with_pools
+        from compiler.capacity.targets import can_grow_with_pools
 
         references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
                                                                           "offered load in the trace")]

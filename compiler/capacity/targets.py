@@ -50,6 +50,29 @@ class Target:
         return f"{self.share * 100:g}%"
 
 
+class Miss(str):
+    """A missed target, as the report says it, and whether it can grow with the pools: waits only
+    shrink as pools grow, but preemptions (more room to borrow, more to reclaim) and jobs on a pool
+    whose nodes cannot hold their pods (a larger such pool takes more of them) can be missed by a
+    larger candidate and met by a smaller one. (A str: the report, the JSON and the frontier page
+    show it as the sentence it is.)"""
+
+    grows_with_pools: bool
+
+    def __new__(cls, text: str, grows_with_pools: bool = False) -> "Miss":
+        miss = super().__new__(cls, text)
+        miss.grows_with_pools = grows_with_pools
+        return miss
+
+    def __reduce__(self):   # (to worker processes and Dask workers, with its kind)
+        return Miss, (str(self), self.grows_with_pools)
+
+
+def can_grow_with_pools(miss: str) -> bool:
+    """Whether a miss is of a kind a larger candidate can have and a smaller one not (`Miss`)."""
+    return getattr(miss, "grows_with_pools", False)
+
+
 @dataclass(frozen=True)
 class Bound:
     pool: str

@@ -156,7 +156,8 @@ def test_a_target_on_a_team_without_jobs_is_warned_about(lab: Path, tmp_path: Pa
 def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_may_not_help() -> None:
     from compiler.capacity.candidate import Candidate, TeamQuota
     from compiler.capacity.cli import MAX_MISSES_SHOWN, _infeasible
-    from compiler.capacity.evaluate import Evaluation, Miss
+    from compiler.capacity.evaluate import Evaluation
+    from compiler.capacity.targets import Miss
     from compiler.capacity.search import Answer, CutResult
 
     nodes = (("a", 8),)
@@ -199,7 +200,7 @@ def test_a_miss_keeps_its_kind_across_processes() -> None:
     import json
     import pickle
 
-    from compiler.capacity.evaluate import Miss, can_grow_with_pools
+    from compiler.capacity.targets import Miss, can_grow_with_pools
 
     miss = pickle.loads(pickle.dumps(Miss("t0 suffered 3 preemptions > 0", True)))
     assert can_grow_with_pools(miss) and miss == "t0 suffered 3 preemptions > 0"
