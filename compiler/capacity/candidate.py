@@ -15,16 +15,19 @@ the answer changes:
   nothing changes in is not rewritten at all.
 
 The same edit makes the candidate the search simulates and the files `--write` puts on disk, so
-what is written is exactly what was simulated.
+what is written is exactly what was simulated. `write_policy_files` puts them on disk all or
+nothing.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from compiler.core.errors import EnvironmentFailure
 from compiler.language.load import POLICY_SUFFIXES
 
 
@@ -74,6 +77,37 @@ def read_policy_files(root: Path) -> dict[str, bytes]:
         if path.is_file() and path.suffix in POLICY_SUFFIXES and not any(p.startswith(".") for p in relative.parts):
             files[PurePosixPath(relative).as_posix()] = path.read_bytes()
     return files
+
+
+def write_policy_files(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes]) -> list[str]:
+    """The changed files written: every one to a temporary beside it first, then all renamed over
+    the originals, so a write that fails leaves the policy as it was (never half a candidate that
+    was not simulated). A symlinked file is written where it points, and stays a link."""
+    staged: list[tuple[Path, Path, str]] = []   # (temporary, target, path shown)
+    try:
+        for name, content in changed.items():
+            if files.get(name) == content:
+                continue
+            shown = policy_dir / name if policy_dir.is_dir() else policy_dir
+            target = shown.resolve()
+            temporary = target.with_name(f".{target.name}.capacity")
+            staged.append((temporary, target, str(shown)))
+            try:
+                temporary.write_bytes(content)
+                os.chmod(temporary, target.stat().st_mode & 0o7777)   # (its permissions kept)
+            except OSError as error:
+                raise EnvironmentFailure(f"cannot write {temporary} (for {target}): "
+                                         f"{error.strerror or error}; nothing was written") from None
+        for temporary, target, _ in staged:
+            try:
+                os.replace(temporary, target)
+            except OSError as error:   # (a rename in one folder: all but impossible once written)
+                raise EnvironmentFailure(f"cannot replace {target}: {error.strerror or error}") from None
+    finally:
+        for temporary, _, _ in staged:
+            if temporary.is_file() and not temporary.is_symlink():
+                temporary.unlink()
+    return [shown for _, _, shown in staged]
 
 
 def _yaml(indentation: "_Indentation | None" = None):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -11,7 +10,7 @@ from typing import Iterator
 import click
 
 from compiler.capacity import targets as targets_module
-from compiler.capacity.candidate import apply
+from compiler.capacity.candidate import apply, write_policy_files
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.targets import can_grow_with_pools
 from compiler.capacity.problem import prepare
@@ -19,7 +18,7 @@ from compiler.capacity.search import Search, estimated_total
 from compiler.cli.common import (console as terminal_console, diagnostics_json, emit_json, format_option,
                                  handles_errors)
 from compiler.core import codes
-from compiler.core.errors import Diagnostic, EnvironmentFailure, InputError, Severity, SourcePosition
+from compiler.core.errors import Diagnostic, InputError, Severity, SourcePosition
 from compiler.runtime.parallel import WORKERS_ENV, available_cpus
 from compiler.simulate.cli import warn_trace_notes
 
@@ -80,37 +79,6 @@ def _requirements(target_texts: tuple[str, ...], node_bounds: tuple[str, ...], f
                                          SourcePosition(str(targets_file)))])
         raise click.UsageError("give at least one target (--target or a --targets file)")
     return requirements
-
-
-def _write(policy_dir: Path, files: dict[str, bytes], changed: dict[str, bytes]) -> list[str]:
-    """The changed files written: every one to a temporary beside it first, then all renamed over
-    the originals, so a write that fails leaves the policy as it was (never half a candidate that
-    was not simulated). A symlinked file is written where it points, and stays a link."""
-    staged: list[tuple[Path, Path, str]] = []   # (temporary, target, path shown)
-    try:
-        for name, content in changed.items():
-            if files.get(name) == content:
-                continue
-            shown = policy_dir / name if policy_dir.is_dir() else policy_dir
-            target = shown.resolve()
-            temporary = target.with_name(f".{target.name}.capacity")
-            staged.append((temporary, target, str(shown)))
-            try:
-                temporary.write_bytes(content)
-                os.chmod(temporary, target.stat().st_mode & 0o7777)   # (its permissions kept)
-            except OSError as error:
-                raise EnvironmentFailure(f"cannot write {temporary} (for {target}): "
-                                         f"{error.strerror or error}; nothing was written") from None
-        for temporary, target, _ in staged:
-            try:
-                os.replace(temporary, target)
-            except OSError as error:   # (a rename in one folder: all but impossible once written)
-                raise EnvironmentFailure(f"cannot replace {target}: {error.strerror or error}") from None
-    finally:
-        for temporary, _, _ in staged:
-            if temporary.is_file() and not temporary.is_symlink():
-                temporary.unlink()
-    return [shown for _, _, shown in staged]
 
 
 # Misses shown per largest candidate: a policy of many teams can miss a target in every one.
@@ -214,7 +182,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
         raise InputError(problems)
     if write_files:
         best = answer.best.answer
-        written = _write(policy_dir, files, apply(files, best.candidate, problem.cluster))
+        written = write_policy_files(policy_dir, files, apply(files, best.candidate, problem.cluster))
         data["written"] = written
     if output_format == "json":
         emit_json(data)

@@ -292,7 +292,7 @@ def test_a_tagged_number_crlf_comments_and_a_zero_guarantee() -> None:
 
 
 def test_write_keeps_a_symlinked_file_a_link_and_its_permissions(tmp_path: Path) -> None:
-    from compiler.capacity.cli import _write
+    from compiler.capacity.candidate import write_policy_files
 
     shared = tmp_path / "shared" / "team.yaml"
     shared.parent.mkdir()
@@ -301,13 +301,13 @@ def test_write_keeps_a_symlinked_file_a_link_and_its_permissions(tmp_path: Path)
     policy = tmp_path / "policy"
     policy.mkdir()
     (policy / "team.yaml").symlink_to(shared)
-    assert _write(policy, {"team.yaml": b"old\n"}, {"team.yaml": b"new\n"}) == [str(policy / "team.yaml")]
+    assert write_policy_files(policy, {"team.yaml": b"old\n"}, {"team.yaml": b"new\n"}) == [str(policy / "team.yaml")]
     assert (policy / "team.yaml").is_symlink() and shared.read_bytes() == b"new\n"
     assert shared.stat().st_mode & 0o777 == 0o640
 
 
 def test_a_write_that_fails_leaves_every_file_as_it_was(tmp_path: Path) -> None:
-    from compiler.capacity.cli import _write
+    from compiler.capacity.candidate import write_policy_files
     from compiler.core.errors import EnvironmentFailure
 
     policy = tmp_path / "policy"
@@ -316,7 +316,7 @@ def test_a_write_that_fails_leaves_every_file_as_it_was(tmp_path: Path) -> None:
     (policy / "teams" / "t.yaml").write_bytes(b"guaranteed: 4\n")
     (policy / "teams" / ".t.yaml.capacity").mkdir()   # (the second file's temporary cannot be written)
     with pytest.raises(EnvironmentFailure, match=r"\.t\.yaml\.capacity .*nothing was written"):
-        _write(policy, {"a.yaml": b"nodes: 3\n", "teams/t.yaml": b"guaranteed: 4\n"},
+        write_policy_files(policy, {"a.yaml": b"nodes: 3\n", "teams/t.yaml": b"guaranteed: 4\n"},
                {"a.yaml": b"nodes: 5\n", "teams/t.yaml": b"guaranteed: 2\n"})
     assert (policy / "a.yaml").read_bytes() == b"nodes: 3\n"
     assert sorted(p.name for p in policy.rglob("*")) == [".t.yaml.capacity", "a.yaml", "t.yaml", "teams"]
@@ -446,10 +446,8 @@ def test_a_pool_of_listed_nodes_is_kept_as_listed(tmp_path: Path) -> None:
     assert "pool 'p' takes its nodes from nodes/p.yaml: the search cannot add or remove them; give --fixed p" in refused.stderr
 
 
-def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_path: Path) -> None:
-    # Kueue admits an 8-GPU pod on the pool of 1-GPU nodes when the 8-GPU pool is full: on a
-    # cluster it would wait Pending there. `simulate` says so; `capacity` answers only with
-    # candidates where no job depends on it.
+def _two_shapes(tmp_path: Path) -> Path:
+    """One team over a pool of one 8-GPU node and a pool of eight 1-GPU nodes, one cohort."""
     policy = tmp_path / "shapes"
     policy.mkdir()
     (policy / "all.yaml").write_text(
@@ -457,6 +455,14 @@ def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_pat
         "    - {name: big, gpu: V100, nodes: 1, gpusPerNode: 8}\n    - {name: small, gpu: V100, nodes: 8, gpusPerNode: 1}\n"
         "  cohorts: [{name: all}]\n---\napiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {name: a}\n"
         "spec: {cohort: all, namespaces: [a], gpus: {guaranteed: 16}, models: [V100]}\n")
+    return policy
+
+
+def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_path: Path) -> None:
+    # Kueue admits an 8-GPU pod on the pool of 1-GPU nodes when the 8-GPU pool is full: on a
+    # cluster it would wait Pending there. `simulate` says so; `capacity` answers only with
+    # candidates where no job depends on it.
+    policy = _two_shapes(tmp_path)
     trace = tmp_path / "trace.csv"
     trace.write_text("team,name,at,duration,replicas,gpus\n" + "".join(f"a,j{i},{i * 900},3600,1,8\n" for i in range(40)))
     simulated = run_cli("simulate", str(policy), "--trace", str(trace), "--format", "json")
@@ -476,13 +482,7 @@ def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_pat
 def test_below_a_largest_candidate_that_misses_only_what_grows_with_the_pools(tmp_path: Path) -> None:
     # The largest candidate has the most 1-GPU nodes, and Kueue puts 8-GPU jobs there once the
     # 8-GPU pool is full: a miss that a smaller candidate need not have. The search goes below it.
-    policy = tmp_path / "shapes"
-    policy.mkdir()
-    (policy / "all.yaml").write_text(
-        "apiVersion: kueue-policy/v1alpha1\nkind: Cluster\nmetadata: {name: s}\nspec:\n  pools:\n"
-        "    - {name: big, gpu: V100, nodes: 1, gpusPerNode: 8}\n    - {name: small, gpu: V100, nodes: 8, gpusPerNode: 1}\n"
-        "  cohorts: [{name: all}]\n---\napiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {name: a}\n"
-        "spec: {cohort: all, namespaces: [a], gpus: {guaranteed: 16}, models: [V100]}\n")
+    policy = _two_shapes(tmp_path)
     trace = tmp_path / "trace.csv"
     trace.write_text("team,name,at,duration,replicas,gpus\n" + "".join(f"a,j{i},{i * 300},1800,1,8\n" for i in range(10)))
     done = run_cli("capacity", str(policy), "--trace", str(trace), "--target", "p95-wait<=2h", "--nodes", "big=1..3",
