@@ -14,7 +14,7 @@ from compiler.capacity.candidate import apply, write_policy_files
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.targets import can_grow_with_pools
 from compiler.capacity.problem import prepare
-from compiler.capacity.search import Search, estimated_total
+from compiler.capacity.search import PROOF_BUDGET, Search, estimated_total
 from compiler.cli.common import (console as terminal_console, diagnostics_json, emit_json, format_option,
                                  handles_errors)
 from compiler.core import codes
@@ -144,13 +144,16 @@ def _infeasible(answer, trace_label: str, movable: bool) -> list[Diagnostic]:
 @click.option("--full-runs", is_flag=True,
               help="Simulate every candidate to the end of the trace, even once it is sure to miss a target "
                    "(slower; the frontier then shows every failing candidate's waits).")
+@click.option("--proof-budget", type=click.IntRange(min=0), default=PROOF_BUDGET, show_default=True,
+              help="Cheaper candidates that move nodes between pools simulated to prove the answer the "
+                   "cheapest within the bounds (0: prove only that no single pool can shrink).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @format_option("table", "json")
 @handles_errors
 def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], targets_file: Path | None,
              node_bounds: tuple[str, ...], fixed_pools: tuple[str, ...], mig_choices: tuple[str, ...],
              guarantees: str, cluster: str | None, workers: int | None, address: str | None, write_files: bool,
-             html_path: Path | None, full_runs: bool, quiet: bool, output_format: str) -> None:
+             html_path: Path | None, full_runs: bool, proof_budget: int, quiet: bool, output_format: str) -> None:
     """The cheapest nodes per pool, MIG cuts and guarantees that meet every target on a trace."""
     from compiler.capacity.report import document, print_tables
     from compiler.capacity.workers import executor_for
@@ -164,7 +167,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
     try:
         times = [job.at for job in problem.trace.jobs]
         with _progress(estimated_total(space), (min(times, default=0), max(times, default=0)), quiet) as bar:
-            answer = Search(space, executor, bar.done, bar.running).run()
+            answer = Search(space, executor, bar.done, bar.running, proof_budget).run()
     finally:
         executor.close()
     data = document(answer, space, costs, problem.cluster, str(trace_path), [t.text for t in requirements.targets],

@@ -79,6 +79,11 @@ if (d.answer) {
   add(box, 'h2', 'why not smaller');
   const list = add(box, 'ul');
   for (const n of d.proof) add(add(list, 'li', n.candidate + ': '), 'span', n.misses.join('; '), 'miss');
+  const across = d.proofAcrossPools;
+  add(box, 'p', across.proved
+    ? 'No cheaper node counts within the bounds meet the targets (' + across.checked + ' simulated across pools).'
+    : across.left === null ? 'Not proved across pools: too many pools move to list every cheaper candidate.'
+    : 'Not proved across pools: ' + across.left + ' cheaper candidates not simulated (raise --proof-budget).');
 }
 </script></body></html>
 """

@@ -14,7 +14,7 @@ from compiler.capacity import targets as targets_module
 from compiler.capacity.candidate import read_policy_files
 from compiler.capacity.demand import TeamPools, offered_load
 from compiler.capacity.evaluate import Problem
-from compiler.capacity.search import PoolSpace, Space, TeamBase, space_from
+from compiler.capacity.space import PoolSpace, Space, TeamBase, space_from
 from compiler.capacity.targets import Bound, Requirements
 from compiler.core import codes
 from compiler.core.errors import Diagnostic, InputError, PolicyError, SourcePosition
@@ -51,7 +51,7 @@ def prepare(policy_dir: Path, trace_path: Path, cluster: str | None, requirement
                               f"admitted ({named}{', ...' if len(never) > 3 else ''}), which `compile` refuses; "
                               "the answer is not held to them")
     space = _space(artifacts, requirements, mig_choices, guarantees, trace)
-    costs = {p.name: float(p.spec.cost) if p.spec.cost is not None else 1.0 for p in artifacts.cluster.pools}
+    costs = {p.name: p.price for p in space.pools}
     problem = Problem(files, label, artifacts.name, trace, notes, str(trace_path), requirements.targets, costs,
                       {p.name: p.spec.gpusPerNode for p in artifacts.cluster.pools}, full_runs,
                       frozenset(never))
@@ -119,8 +119,9 @@ def _pool_spaces(artifacts, requirements: Requirements) -> list[PoolSpace]:
         topology = p.spec.topology
         granule = math.prod(level.holds or 1 for level in topology.levels) if topology and not topology.nodesFrom else 1
         layout = tuple(sorted(p.spec.mig.layout.items())) if p.spec.mig not in ("none", "planned") else ()
+        price = float(p.spec.cost) if p.spec.cost is not None else 1.0
         pools.append(PoolSpace(p.name, p.spec.nodes, p.spec.nodes, p.spec.nodes, p.spec.gpusPerNode, p.is_mig,
-                               p.spec.gpu, layout, granule))
+                               p.spec.gpu, layout, granule, price))
         if topology and topology.nodesFrom:
             bound = bounds.get(p.name)
             if bound is not None and not bound.fixed and (bound.minimum, bound.maximum) != (p.spec.nodes,) * 2:

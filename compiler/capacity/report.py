@@ -12,7 +12,8 @@ from collections import Counter
 from compiler.capacity.candidate import Candidate
 from compiler.capacity.evaluate import Evaluation
 from compiler.core.resources import MIG_PREFIX
-from compiler.capacity.search import Answer, Space
+from compiler.capacity.search import Answer
+from compiler.capacity.space import Space
 from compiler.simulate.compare import human_duration
 
 # Teams whose guarantees a label lists when two candidates' labels would be the same (else a fingerprint).
@@ -133,7 +134,7 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
                      "competes": () in space.cuts},
         "cuts": [{"mig": {p.name: p.cut_in(dict(r.cut)) for p in space.pools}, "costPerHour": r.answer.cost if r.answer else None,
                   "largestMeets": r.largest.meets, "largestMisses": r.largest.misses} for r in answer.cuts],
-        "answer": None, "proof": [],
+        "answer": None, "proof": [], "proofAcrossPools": None,
         "candidates": [_point(e, labels[e.candidate], e.candidate == chosen) for e in answer.evaluations],
     }
     if chosen is None:
@@ -149,6 +150,8 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
     }
     result["proof"] = [{"candidate": labels[n.candidate], "costPerHour": n.cost, "meets": n.meets,
                         "misses": n.misses} for n in best.neighbours]
+    across = best.across
+    result["proofAcrossPools"] = {"proved": across.proved, "checked": across.checked, "left": across.left}
     return result
 
 
@@ -213,3 +216,18 @@ def print_tables(data: dict, console) -> None:
         say(f"  {item['candidate']}: {item['costPerHour']:,.2f}/h fails: " + "; ".join(item["misses"][:3]))
     if not data["proof"]:
         say("  (every pool is at its minimum or fixed)")
+    say(_across_text(data["proofAcrossPools"]))
+
+
+def _across_text(across: dict) -> str:
+    """The proof across pools, said (search.py `_across_pools`)."""
+    if across["proved"]:
+        shown = f"{across['checked']} simulated for it" if across["checked"] else "none left to simulate"
+        return ("no cheaper node counts within the bounds meet the targets (with the answer's MIG cut and kind of "
+                "guarantees): each, moving nodes between pools or not, is at or below a candidate that fails "
+                f"({shown}; fewer nodes are taken never to shorten a wait)")
+    if across["left"] is None:
+        return ("not proved across pools: too many pools can move to list every cheaper candidate that moves "
+                "nodes between them (bound or fix some pools to prove it)")
+    return (f"not proved across pools: {across['left']} cheaper candidate(s) moving nodes between pools left "
+            f"unsimulated ({across['checked']} simulated; raise --proof-budget to prove it)")

@@ -20,12 +20,16 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
    step 1 fails it stops;
 4. proof: every candidate one granule smaller than the answer in one pool is simulated; if one
    meets the targets the descent goes on from it, so the answer is one no single granule less
-   can give (each failure is shown with its misses).
+   can give (each failure is shown with its misses);
+5. proof across pools: the cheaper candidates that move nodes between pools and are not at or
+   below a failure already seen (across_pools.py) are simulated, the most expensive first, up to
+   the budget; one that meets the targets starts the descent again. When none is left the answer
+   is the cheapest node counts within the bounds for its cut and guarantees.
 
 Every step decides on whole batches of simulations, compared by (cost, candidate), so the answer
-is the same whatever the worker count and whatever order the simulations finish in.
-What is not proved: an answer that moves nodes from one pool to another at once. The report says
-which candidates it compared and how many.
+is the same whatever the worker count and whatever order the simulations finish in. Both proofs
+take fewer nodes never to shorten a wait (a candidate at or below a failing one fails); the
+report says which candidates it compared, how many, and what the budget left unproved.
 """
 
 from __future__ import annotations
@@ -35,10 +39,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
+from compiler.capacity.across_pools import staircase
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.in_flight import Running
-from compiler.capacity.targets import MAX_NODES, BadInput, Bound
+from compiler.capacity.space import Space, TeamBase
+from compiler.capacity.targets import can_grow_with_pools
 from compiler.capacity.workers import Executor
 from compiler.stages.resolved_model import guarantee_capacity
 
@@ -50,67 +56,9 @@ PROPOSALS = 3
 # Unions of the teams' accepted pools checked by fit_to_pools: teams accept pools by model and
 # capacity type, so a real cluster has a handful; the bound only stops a pathological one.
 MAX_POOL_GROUPS = 4096
-
-
-@dataclass(frozen=True)
-class PoolSpace:
-    name: str
-    current: int
-    minimum: int
-    maximum: int
-    gpus_per_node: int
-    is_mig: bool
-    gpu: str = ""
-    layout: tuple[tuple[str, int], ...] = ()   # a fixed per-GPU MIG layout (profile, instances), if any
-    # Nodes come in steps of this many: a pool with a regular topology has a whole number of
-    # top-level domains (a block of 2 racks of 4 nodes: 8), else 1.
-    granule: int = 1
-
-    @property
-    def movable(self) -> bool:
-        return self.minimum < self.maximum
-
-    def cut_in(self, chosen: dict[str, str]) -> str:
-        """"none", "planned" or "layout" (the policy's fixed layout): how the pool is cut given a
-        candidate's MIG choices (else as the policy has it)."""
-        own = ("layout" if self.layout else "planned") if self.is_mig else "none"
-        return chosen.get(self.name, own)
-
-
-@dataclass(frozen=True)
-class TeamBase:
-    """A team's guarantee in a reference the search scales: the policy's (`keep`), or the one its
-    demand justifies (then `peak` is set for a team that borrows, and sets its burst)."""
-
-    team: str
-    guaranteed: int
-    mig: tuple[tuple[str, int], ...]
-    pools: tuple[str, ...] = ()     # every pool the team accepts, whole-GPU or MIG, as the policy has them
-    burst: int | None = None        # the policy's burst (None: unlimited)
-    peak: int | None = None         # demand, teams that borrow: the ceiling (TeamDemand.ceiling) its burst covers
-
-
-@dataclass
-class Space:
-    pools: list[PoolSpace]
-    teams: list[TeamBase]
-    overcommit: float
-    cuts: list[tuple[tuple[str, str], ...]]   # MIG choices to compare: () = the policy's own
-    guarantees: str = "keep"                  # "keep" | "demand"
-    demand: dict = field(default_factory=dict)  # cut -> [TeamBase] from the trace's offered load
-
-    def mig_models(self, cut) -> list[str]:
-        chosen = dict(cut)
-        return [p.gpu for p in self.pools if p.cut_in(chosen) != "none"]
-
-    def whole_gpus(self, candidate: Candidate) -> int:
-        cut = dict(candidate.mig)
-        return sum(n * p.gpus_per_node for p, (_, n) in zip(self.pools, candidate.nodes)
-                   if p.cut_in(cut) == "none")
-
-    def any_mig(self, cut: tuple[tuple[str, str], ...]) -> bool:
-        chosen = dict(cut)
-        return any(p.cut_in(chosen) != "none" for p in self.pools)
+# Cheaper candidates the proof across pools simulates per descent (`--proof-budget`): with two
+# movable pools the staircase it checks has about one candidate per node of the smaller range.
+PROOF_BUDGET = 32
 
 
 def _burst(team: TeamBase, guaranteed: int) -> int | None:
@@ -147,28 +95,16 @@ def fit_to_pools(guaranteed: dict[str, int], teams: list[TeamBase], room: dict[s
                 guaranteed[team] = guaranteed[team] * have // wanted
 
 
-def space_from(pools: list[PoolSpace], bounds: dict[str, Bound]) -> list[PoolSpace]:
-    """The pools with their bounds: a fixed pool keeps its nodes; by default 1 to twice today's
-    (at most the nodes a pool may declare). A pool shaped in top-level domains keeps whole
-    domains: its bounds narrow to the multiples of its granule they hold (BadInput if none)."""
-    result = []
-    for pool in pools:
-        bound = bounds.get(pool.name)
-        if bound is not None and bound.fixed:
-            low = high = pool.current
-        else:
-            low = bound.minimum if bound is not None and bound.minimum is not None else 1
-            high = bound.maximum if bound is not None and bound.maximum is not None else min(max(2 * pool.current, 1),
-                                                                                             MAX_NODES)
-            unit = pool.granule
-            low, high = -(-low // unit) * unit, high // unit * unit
-            if low > high:
-                written = (f"{bound.minimum if bound and bound.minimum is not None else 1}.."
-                           f"{bound.maximum if bound and bound.maximum is not None else 2 * pool.current}")
-                raise BadInput(f"pool '{pool.name}' has whole top-level domains of {unit} nodes, and its bound "
-                               f"({written}) holds no multiple of {unit}", pool.name)
-        result.append(dataclasses.replace(pool, minimum=low, maximum=high))
-    return result
+@dataclass(frozen=True)
+class AcrossPools:
+    """What the proof across pools showed for an answer (across_pools.py)."""
+
+    checked: int         # cheaper candidates simulated for it, over every step of the descent
+    left: int | None     # cheaper candidates it did not simulate (0: proved; None: too many to list)
+
+    @property
+    def proved(self) -> bool:
+        return self.left == 0
 
 
 @dataclass
@@ -181,6 +117,7 @@ class CutResult:
     # With no answer: every largest candidate of the cut (the policy's guarantees, demand's), each
     # of whose misses the report gives.
     tops: list[Evaluation] = field(default_factory=list)
+    across: AcrossPools | None = None
 
 
 class _Start(NamedTuple):
@@ -203,12 +140,16 @@ class Answer:
 
 class Search:
     def __init__(self, space: Space, executor: Executor, on_done: Callable[[Evaluation, Evaluation | None], None],
-                 on_running: Running | None = None):
+                 on_running: Running | None = None, proof_budget: int = PROOF_BUDGET):
         self.space = space
         self.executor = executor
         self.on_done = on_done
         self.on_running = on_running  # told how far the simulations under way have got (in_flight.py)
+        self.proof_budget = proof_budget
         self.cache: dict[Candidate, Evaluation] = {}
+        # (cut, id of the reference guarantees) -> nodes -> the candidate built for them: the
+        # failures the proof across pools may count are those of its own cut and guarantees.
+        self.built: dict[tuple, dict[tuple[tuple[str, int], ...], Candidate]] = {}
         self.order: list[Evaluation] = []
         self.best: Evaluation | None = None
 
@@ -268,7 +209,11 @@ class Search:
         return [(team, tuple((p, n) for p, n in profiles if n > 0)) for team, profiles in filled]
 
     def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
-        return Candidate(tuple(nodes), cut, self._scaled(tuple(nodes), cut, reference))
+        nodes = tuple(nodes)
+        built = self.built.setdefault((cut, id(reference)), {})
+        if nodes not in built:
+            built[nodes] = Candidate(nodes, cut, self._scaled(nodes, cut, reference))
+        return built[nodes]
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> Answer:
@@ -336,8 +281,6 @@ class Search:
         """No largest candidate meets the targets. Where one misses only targets that can grow
         with the pools (preemptions, jobs on nodes too small for their pods), a smaller candidate
         may meet them: the descent from it, run anyway, finds one or not (demand's first)."""
-        from compiler.capacity.targets import can_grow_with_pools
-
         references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
                                                                           "offered load in the trace")]
         starts = []
@@ -359,15 +302,18 @@ class Search:
     def _descent(self, top: Evaluation, cut, reference, note: str) -> CutResult:
         """From `top` (meeting the targets): the descent, then the proof; a neighbour that meets
         the targets starts the descent again."""
-        current = top
+        current, checked = top, 0
         while True:
             current = self._descend(current, cut, reference)
             neighbours = self._neighbours(current, cut, reference)
             better = [n for n in neighbours if n.meets]
             if not better:
-                break
+                across, better = self._across_pools(current, cut, reference)
+                checked += across.checked
+                if not better:
+                    break
             current = min(better, key=lambda e: (e.cost, e.candidate))
-        return CutResult(cut, current, top, note, neighbours)
+        return CutResult(cut, current, top, note, neighbours, across=AcrossPools(checked, across.left))
 
     def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
         by_name = {p.name: p for p in self.space.pools}
@@ -400,6 +346,21 @@ class Search:
             if met:
                 current = min(met, key=lambda e: (e.cost, e.candidate))
 
+    def _across_pools(self, answer: Evaluation, cut, reference) -> tuple[AcrossPools, list[Evaluation]]:
+        """The cheaper candidates no failure seen so far covers (across_pools.py), the most
+        expensive first, up to the budget: what they showed, and those that meet the targets.
+        Failures count only on targets waits decide (a preemption or node-fit miss can vanish
+        with fewer nodes, and a candidate that does not compile says nothing of smaller ones)."""
+        built = self.built.get((cut, id(reference)), {})
+        failures = [dict(nodes) for nodes, candidate in built.items()
+                    if _fails_on_waits(self.cache.get(candidate))]
+        stairs = staircase(self.space.pools, answer.cost, failures)
+        if not stairs.listed:
+            return AcrossPools(0, None), []
+        chosen = stairs.open[:self.proof_budget]
+        evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in chosen])
+        return AcrossPools(len(chosen), len(stairs.open) - len(chosen)), [e for e in evaluations if e.meets]
+
     def _neighbours(self, answer: Evaluation, cut, reference) -> list[Evaluation]:
         nodes = dict(answer.candidate.nodes)
         proposals = []
@@ -409,6 +370,11 @@ class Search:
                 fewer[pool.name] -= pool.granule
                 proposals.append(self._candidate(tuple(fewer.items()), cut, reference))
         return self.batch(proposals, full=True)
+
+
+def _fails_on_waits(evaluation: Evaluation | None) -> bool:
+    return (evaluation is not None and not evaluation.meets and evaluation.error is None and bool(evaluation.misses)
+            and not any(can_grow_with_pools(miss) for miss in evaluation.misses))
 
 
 def estimated_total(space: Space) -> int:

@@ -34,6 +34,18 @@ def with_nodes(folder: Path, nodes: dict[str, int]) -> None:
     cluster.write_text(text)
 
 
+def one_team_policy(folder: Path, pools: list[str], guaranteed: int) -> Path:
+    """A one-file policy: cluster `s` with the pools given (flow mappings of V100 pools), one cohort
+    and team `a` in it, guaranteed that many GPUs."""
+    folder.mkdir()
+    (folder / "all.yaml").write_text(
+        "apiVersion: kueue-policy/v1alpha1\nkind: Cluster\nmetadata: {name: s}\nspec:\n  pools:\n"
+        + "".join(f"    - {pool}\n" for pool in pools)
+        + "  cohorts: [{name: all}]\n---\napiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {name: a}\n"
+        f"spec: {{cohort: all, namespaces: [a], gpus: {{guaranteed: {guaranteed}}}, models: [V100]}}\n")
+    return folder
+
+
 @pytest.fixture
 def lab(tmp_path: Path) -> Path:
     folder = tmp_path / "lab"

@@ -15,7 +15,8 @@ from kp_testing import run_cli
 from kp_testing.policies import write_policy
 
 from compiler.capacity.demand import TeamPools, offered_load
-from compiler.capacity.search import TeamBase, _burst, fit_to_pools
+from compiler.capacity.search import _burst, fit_to_pools
+from compiler.capacity.space import TeamBase
 from compiler.simulate.trace import Trace
 
 # -- fit_to_pools: Hall's condition over every set of teams --------------------------------------------
@@ -256,7 +257,7 @@ def test_keep_says_whether_the_guarantees_were_scaled_down(tmp_path: Path, guara
 
 
 def test_the_default_upper_bound_is_at_most_what_a_pool_may_declare() -> None:
-    from compiler.capacity.search import PoolSpace, space_from
+    from compiler.capacity.space import PoolSpace, space_from
     from compiler.capacity.targets import MAX_NODES
 
     (pool,) = space_from([PoolSpace("p", 60_000, 60_000, 60_000, 8, False)], {})

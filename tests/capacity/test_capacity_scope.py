@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAB, lab_trace
+from conftest import LAB, lab_trace, one_team_policy
 from kp_testing import run_cli
 
 from compiler.capacity.candidate import Candidate, TeamQuota, apply
@@ -448,14 +448,8 @@ def test_a_pool_of_listed_nodes_is_kept_as_listed(tmp_path: Path) -> None:
 
 def _two_shapes(tmp_path: Path) -> Path:
     """One team over a pool of one 8-GPU node and a pool of eight 1-GPU nodes, one cohort."""
-    policy = tmp_path / "shapes"
-    policy.mkdir()
-    (policy / "all.yaml").write_text(
-        "apiVersion: kueue-policy/v1alpha1\nkind: Cluster\nmetadata: {name: s}\nspec:\n  pools:\n"
-        "    - {name: big, gpu: V100, nodes: 1, gpusPerNode: 8}\n    - {name: small, gpu: V100, nodes: 8, gpusPerNode: 1}\n"
-        "  cohorts: [{name: all}]\n---\napiVersion: kueue-policy/v1alpha1\nkind: Team\nmetadata: {name: a}\n"
-        "spec: {cohort: all, namespaces: [a], gpus: {guaranteed: 16}, models: [V100]}\n")
-    return policy
+    return one_team_policy(tmp_path / "shapes", ["{name: big, gpu: V100, nodes: 1, gpusPerNode: 8}",
+                                                 "{name: small, gpu: V100, nodes: 8, gpusPerNode: 1}"], 16)
 
 
 def test_jobs_on_a_pool_whose_nodes_cannot_hold_their_pods_are_no_answer(tmp_path: Path) -> None:

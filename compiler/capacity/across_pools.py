@@ -1,0 +1,111 @@
+"""The proof across pools: which cheaper candidates are left to simulate to show the answer is the
+cheapest within the bounds, not only one no single pool can shrink from.
+
+The descent's proof shows that a granule less in any one pool misses a target. A cheaper
+candidate can still move nodes between pools: fewer of a costly pool's, more of a cheap one's.
+Under the search's assumption (a candidate at or below a failing one, pool by pool, fails too:
+fewer nodes never shorten a wait), every candidate cheaper than the answer lies at or below a
+*maximal* one: cheaper than the answer, but not with a granule more in any pool that can grow.
+Those maximal candidates not at or below a candidate already seen failing are the only ones left;
+if they all fail, no candidate within the bounds is cheaper than the answer.
+
+With one pool free to move this is the descent's own neighbour; with two it is a staircase of
+about one candidate per node of the smaller range; with many pools it grows as their product,
+hence the budget (`--proof-budget`) and a limit on the enumeration itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from compiler.capacity.space import PoolSpace
+
+# Partial candidates the enumeration visits before it gives up (a proof it cannot list is
+# reported as not proved): with a dozen movable pools the staircase has billions of points.
+MAX_VISITED = 200_000
+# Two costs this close are equal (costs are rounded to 6 decimals, as `cost_of` rounds them).
+EPSILON = 1e-7
+
+
+@dataclass(frozen=True)
+class Staircase:
+    """The maximal candidates cheaper than the answer that no known failure covers."""
+
+    open: list[tuple[tuple[str, int], ...]]   # (pool, nodes) for every pool, most expensive first
+    listed: bool                               # False: too many to enumerate (MAX_VISITED)
+
+
+def _node_price(pool: PoolSpace) -> float:
+    return pool.granule * pool.gpus_per_node * pool.price
+
+
+def _maximal(pools: list[PoolSpace], below: float) -> Iterator[dict[str, int]]:
+    """Every node count per pool within the bounds costing less than `below` and not with one
+    granule more of any pool that can grow; raises OverflowError past MAX_VISITED partial ones."""
+    fixed = [p for p in pools if not p.movable]
+    movable = [p for p in pools if p.movable]
+    base = sum(p.minimum * p.gpus_per_node * p.price for p in fixed)
+    floor = [sum(q.minimum * q.gpus_per_node * q.price for q in movable[i:]) for i in range(len(movable) + 1)]
+    visited = 0
+    chosen: dict[str, int] = {p.name: p.minimum for p in fixed}
+
+    def walk(i: int, spent: float) -> Iterator[dict[str, int]]:
+        nonlocal visited
+        visited += 1
+        if visited > MAX_VISITED:
+            raise OverflowError
+        pool = movable[i]
+        per_node = pool.gpus_per_node * pool.price
+        rest = floor[i + 1]
+        if i == len(movable) - 1:
+            count = _most(pool, below - spent - rest, per_node)
+            if count is None:
+                return
+            chosen[pool.name] = count
+            total = spent + count * per_node
+            if all(chosen[p.name] >= p.maximum or total + _node_price(p) >= below - EPSILON for p in movable):
+                yield dict(chosen)
+            return
+        for count in range(pool.minimum, pool.maximum + 1, pool.granule):
+            cost = spent + count * per_node
+            if cost + rest >= below - EPSILON:
+                break
+            chosen[pool.name] = count
+            yield from walk(i + 1, cost)
+
+    if movable:
+        yield from walk(0, base)
+
+
+def _most(pool: PoolSpace, room: float, per_node: float) -> int | None:
+    """The most nodes of the pool (a multiple of its granule, within its bounds) costing less than
+    `room`; None if even its minimum does not."""
+    if pool.minimum * per_node >= room - EPSILON:
+        return None
+    if per_node <= 0:
+        return pool.maximum
+    count = pool.minimum + int((room - EPSILON - pool.minimum * per_node) / per_node / pool.granule) * pool.granule
+    count = min(pool.maximum, count)
+    while count > pool.minimum and count * per_node >= room - EPSILON:
+        count -= pool.granule
+    return count
+
+
+def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]]) -> Staircase:
+    """The maximal candidates cheaper than `below` (the answer's cost per hour) that are not at or
+    below any of `failures` (node counts of candidates that failed on targets waits decide)."""
+    names = [p.name for p in pools]
+
+    def covered(nodes: dict[str, int]) -> bool:
+        return any(all(nodes[n] <= failure[n] for n in names) for failure in failures)
+
+    def cost(nodes: dict[str, int]) -> float:
+        return sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools)
+
+    try:
+        found = [nodes for nodes in _maximal(pools, below) if not covered(nodes)]
+    except OverflowError:
+        return Staircase([], False)
+    found.sort(key=lambda nodes: (-cost(nodes), [nodes[n] for n in names]))
+    return Staircase([tuple((n, nodes[n]) for n in names) for nodes in found], True)

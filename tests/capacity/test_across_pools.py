@@ -1,0 +1,173 @@
+"""The proof across pools (compiler/capacity/across_pools.py and `Search._across_pools`): the
+cheaper candidates left once the failures seen cover the rest, and a search that, given the
+budget, answers with the cheapest candidate of the whole grid whenever meeting the targets grows
+with the pools."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+from conftest import one_team_policy
+from kp_testing import run_cli
+
+from compiler.capacity.across_pools import staircase
+from compiler.capacity.evaluate import Evaluation
+from compiler.capacity.search import Search
+from compiler.capacity.space import PoolSpace, Space
+from compiler.capacity.targets import Miss
+
+
+def _pools(rng: random.Random, count: int) -> list[PoolSpace]:
+    pools = []
+    for index in range(count):
+        granule = rng.choice([1, 1, 1, 2])
+        low = granule * rng.randint(0 if index else 1, 2)
+        high = low + granule * rng.randint(0, 5)
+        pools.append(PoolSpace(f"p{index}", high, low, high, rng.choice([1, 2, 4, 8]), False,
+                               granule=granule, price=rng.choice([0.5, 1.0, 1.0, 2.5, 3.0])))
+    return pools
+
+
+def _grid(pools: list[PoolSpace]):
+    for counts in itertools.product(*(range(p.minimum, p.maximum + 1, p.granule) for p in pools)):
+        yield dict(zip((p.name for p in pools), counts))
+
+
+def _cost(pools: list[PoolSpace], nodes: dict[str, int]) -> float:
+    return round(sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools), 6)
+
+
+def _at_or_below(low: dict[str, int], high: dict[str, int]) -> bool:
+    return all(low[name] <= high[name] for name in low)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -> None:
+    rng = random.Random(seed)
+    pools = _pools(rng, rng.randint(1, 4))
+    grid = list(_grid(pools))
+    below = _cost(pools, rng.choice(grid))
+    failures = rng.sample(grid, min(len(grid), rng.randint(0, 6)))
+    stairs = staircase(pools, below, failures)
+    assert stairs.listed
+    left = [dict(nodes) for nodes in stairs.open]
+    cheaper = [nodes for nodes in grid if _cost(pools, nodes) < below]
+    for nodes in cheaper:
+        assert (any(_at_or_below(nodes, f) for f in failures) or any(_at_or_below(nodes, o) for o in left)), nodes
+    # ... and only what must be: each left is cheaper, uncovered, and has no cheaper candidate above it.
+    for nodes in left:
+        assert nodes in cheaper and not any(_at_or_below(nodes, f) for f in failures)
+        assert not any(other != nodes and _at_or_below(nodes, other) for other in cheaper)
+    costs = [_cost(pools, nodes) for nodes in left]
+    assert costs == sorted(costs, reverse=True)
+
+
+def test_too_many_pools_to_list_is_said_not_guessed() -> None:
+    pools = [PoolSpace(f"p{i}", 40, 1, 40, 1, False, price=1.0 + i / 100) for i in range(8)]
+    stairs = staircase(pools, 150.0, [])
+    assert not stairs.listed and stairs.open == []
+
+
+class _Monotone:
+    """An executor whose candidates meet the targets when their GPUs cover every need: a world
+    where fewer nodes never help, so the cheapest candidate of the grid is the one answer."""
+
+    workers = 1
+
+    def __init__(self, pools: list[PoolSpace], needs: list[tuple[frozenset[str], int]]) -> None:
+        self.pools, self.needs, self.simulated = pools, needs, 0
+
+    def meets(self, nodes: dict[str, int]) -> bool:
+        per_node = {p.name: p.gpus_per_node for p in self.pools}
+        return all(sum(nodes[n] * per_node[n] for n in group) >= need for group, need in self.needs)
+
+    def evaluate(self, candidates, done, full=False, running=None):
+        results = []
+        for candidate in candidates:
+            nodes = dict(candidate.nodes)
+            meets = self.meets(nodes)
+            misses = [] if meets else [Miss("p95 wait > 30.0 min")]
+            gpus = {p.name: nodes[p.name] * p.gpus_per_node for p in self.pools}
+            results.append(Evaluation(candidate, _cost(self.pools, nodes), gpus, meets, misses))
+            self.simulated += 1
+            done(results[-1])
+        return results
+
+    def close(self) -> None:
+        pass
+
+
+def _world(seed: int) -> tuple[list[PoolSpace], _Monotone]:
+    rng = random.Random(seed)
+    pools = [dataclasses.replace(p, current=p.maximum) for p in _pools(rng, rng.randint(2, 3))]
+    names = [p.name for p in pools]
+    top = {p.name: p.maximum * p.gpus_per_node for p in pools}
+    needs = []
+    for _ in range(rng.randint(1, 3)):
+        group = frozenset(rng.sample(names, rng.randint(1, len(names))))
+        needs.append((group, rng.randint(0, sum(top[n] for n in group))))
+    return pools, _Monotone(pools, needs)
+
+
+def _answer(pools: list[PoolSpace], executor: _Monotone, budget: int):
+    space = Space(pools, [], 1.0, [()], "keep")
+    return Search(space, executor, lambda evaluation, best: None, proof_budget=budget).run()
+
+
+def test_with_the_budget_the_answer_is_the_cheapest_of_the_grid_on_every_world() -> None:
+    missed_without = 0
+    for seed in range(150):
+        pools, executor = _world(seed)
+        feasible = [nodes for nodes in _grid(pools) if executor.meets(nodes)]
+        answer = _answer(pools, executor, budget=10_000)
+        if not feasible:
+            assert answer.best is None
+            continue
+        cheapest = min(_cost(pools, nodes) for nodes in feasible)
+        assert answer.best.answer.cost == cheapest, seed
+        assert answer.best.across.proved
+        without = _answer(pools, _Monotone(pools, executor.needs), budget=0)
+        missed_without += without.best.answer.cost > cheapest
+        assert not without.best.across.proved or without.best.answer.cost == cheapest
+    # (the positive control: the descent alone, no proof across pools, misses the cheapest on some worlds)
+    assert missed_without > 0
+
+
+def test_a_budget_short_of_the_staircase_says_how_many_are_left() -> None:
+    pools = [PoolSpace("cheap", 12, 1, 12, 1, False, price=1.0), PoolSpace("dear", 12, 1, 12, 1, False, price=1.5)]
+    executor = _Monotone(pools, [(frozenset({"cheap", "dear"}), 12)])
+    answer = _answer(pools, executor, budget=1)
+    across = answer.best.across
+    assert not across.proved and across.left > 0 and across.checked >= 1
+    assert _answer(pools, _Monotone(pools, executor.needs), budget=10_000).best.across.proved
+
+
+def test_the_cli_trades_dear_nodes_for_cheap_ones_the_descent_left(tmp_path: Path) -> None:
+    # 21 one-GPU jobs at once, all to start within 10 minutes: cheap + 2 x dear >= 21 GPUs. By hand,
+    # over cheap 2..6 and dear 1..10: cheap=5, dear=8 costs 5 + 8 x 2 x 2.5 = 45/h (dear=9 needs
+    # cheap=3: 48; dear=10, cheap=2: 52; dear=7 would need 7 cheap nodes). The descent alone stops
+    # at 52: it takes the cheap pool down first, and no single pool can then shrink.
+    policy = one_team_policy(tmp_path / "policy", ["{name: cheap, gpu: V100, nodes: 6, gpusPerNode: 1, cost: 1.0}",
+                                                   "{name: dear, gpu: V100, nodes: 10, gpusPerNode: 2, cost: 2.5}"], 26)
+    trace = tmp_path / "trace.csv"
+    trace.write_text("team,name,at,duration,replicas,gpus\n" + "".join(f"a,j{i},0,3600,1,1\n" for i in range(21)))
+    flags = ("--target", "within-10m>=100%", "--nodes", "cheap=2..6", "--nodes", "dear=1..10", "--guarantees", "keep",
+             "--workers", "1", "--format", "json")
+
+    def answer(*more: str) -> dict:
+        done = run_cli("capacity", str(policy), "--trace", str(trace), *flags, *more)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    proved = answer()
+    assert proved["answer"]["costPerHour"] == 45.0
+    assert {p["pool"]: p["nodes"] for p in proved["answer"]["pools"]} == {"cheap": 5, "dear": 8}
+    assert proved["proofAcrossPools"]["proved"] and proved["proofAcrossPools"]["left"] == 0
+    descent_only = answer("--proof-budget", "0")
+    assert descent_only["answer"]["costPerHour"] == 52.0
+    assert descent_only["proofAcrossPools"] == {"proved": False, "checked": 0, "left": 1}
