@@ -12,6 +12,10 @@ if they all fail, no candidate within the bounds is cheaper than the answer.
 With one pool free to move this is the descent's own neighbour; with two it is a staircase of
 about one candidate per node of the smaller range; with many pools it grows as their product,
 hence the budget (`--proof-budget`) and a limit on the enumeration itself.
+
+Where a target can grow with the pools (preemptions, jobs on nodes too small for their pods), a
+candidate below a maximal one can meet it where the maximal one does not: then every cheaper
+candidate not covered by a failure on a wait is left, not only the maximal ones.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ EPSILON = 1e-7
 
 @dataclass(frozen=True)
 class Staircase:
-    """The maximal candidates cheaper than the answer that no known failure covers."""
+    """The candidates cheaper than the answer that no known failure covers: the maximal ones, or
+    every one (`staircase(..., every=True)`)."""
 
     open: list[tuple[tuple[str, int], ...]]   # (pool, nodes) for every pool, most expensive first
     listed: bool                               # False: too many to enumerate (MAX_VISITED)
@@ -40,9 +45,10 @@ def _node_price(pool: PoolSpace) -> float:
     return pool.granule * pool.gpus_per_node * pool.price
 
 
-def _maximal(pools: list[PoolSpace], below: float) -> Iterator[dict[str, int]]:
-    """Every node count per pool within the bounds costing less than `below` and not with one
-    granule more of any pool that can grow; raises OverflowError past MAX_VISITED partial ones."""
+def _cheaper(pools: list[PoolSpace], below: float, every: bool) -> Iterator[dict[str, int]]:
+    """Every node count per pool within the bounds costing less than `below` (`every`), or only
+    those not with one granule more of any pool that can grow; raises OverflowError past
+    MAX_VISITED partial ones."""
     fixed = [p for p in pools if not p.movable]
     movable = [p for p in pools if p.movable]
     base = sum(p.minimum * p.gpus_per_node * p.price for p in fixed)
@@ -58,7 +64,7 @@ def _maximal(pools: list[PoolSpace], below: float) -> Iterator[dict[str, int]]:
         pool = movable[i]
         per_node = pool.gpus_per_node * pool.price
         rest = floor[i + 1]
-        if i == len(movable) - 1:
+        if i == len(movable) - 1 and not every:
             count = _most(pool, below - spent - rest, per_node)
             if count is None:
                 return
@@ -72,7 +78,13 @@ def _maximal(pools: list[PoolSpace], below: float) -> Iterator[dict[str, int]]:
             if cost + rest >= below - EPSILON:
                 break
             chosen[pool.name] = count
-            yield from walk(i + 1, cost)
+            if i == len(movable) - 1:
+                visited += 1
+                if visited > MAX_VISITED:
+                    raise OverflowError
+                yield dict(chosen)
+            else:
+                yield from walk(i + 1, cost)
 
     if movable:
         yield from walk(0, base)
@@ -92,9 +104,10 @@ def _most(pool: PoolSpace, room: float, per_node: float) -> int | None:
     return count
 
 
-def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]]) -> Staircase:
-    """The maximal candidates cheaper than `below` (the answer's cost per hour) that are not at or
-    below any of `failures` (node counts of candidates that failed on targets waits decide)."""
+def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]], every: bool = False) -> Staircase:
+    """The maximal candidates cheaper than `below` (the answer's cost per hour), or every one
+    (`every`), that are not at or below any of `failures` (node counts of candidates that missed
+    a target waits decide)."""
     names = [p.name for p in pools]
 
     def covered(nodes: dict[str, int]) -> bool:
@@ -104,7 +117,7 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
         return sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools)
 
     try:
-        found = [nodes for nodes in _maximal(pools, below) if not covered(nodes)]
+        found = [nodes for nodes in _cheaper(pools, below, every) if not covered(nodes)]
     except OverflowError:
         return Staircase([], False)
     found.sort(key=lambda nodes: (-cost(nodes), [nodes[n] for n in names]))

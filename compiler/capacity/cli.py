@@ -110,9 +110,10 @@ def _infeasible(answer, trace_label: str, movable: bool) -> list[Diagnostic]:
         problems.append(Diagnostic(codes.CAPACITY_INFEASIBLE, "a largest candidate misses only preemption targets or "
                                    "has jobs on a pool whose nodes cannot hold their pods, and those can grow with "
                                    "the pools (more room to borrow and reclaim, more room for jobs that do not "
-                                   "fit): the search descended below it and found no candidate meeting the targets, "
-                                   "but a descent is not every candidate; bound the pools (--nodes) to search "
-                                   "other ranges", where, Severity.NOTE))
+                                   "fit): the search descended below it, then simulated the cheaper candidates no "
+                                   "missed wait rules out, up to --proof-budget, and found none meeting the targets; "
+                                   "raise --proof-budget or bound the pools (--nodes) to search further",
+                                   where, Severity.NOTE))
     return problems
 
 

@@ -280,7 +280,8 @@ class Search:
     def _below_the_largest(self, cut, largest: list[Evaluation]) -> list[_Start]:
         """No largest candidate meets the targets. Where one misses only targets that can grow
         with the pools (preemptions, jobs on nodes too small for their pods), a smaller candidate
-        may meet them: the descent from it, run anyway, finds one or not (demand's first)."""
+        may meet them: the descent from it, run anyway, then the cheaper candidates no missed wait
+        covers (up to the budget), find one or not (demand's first)."""
         references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
                                                                           "offered load in the trace")]
         starts = []
@@ -288,6 +289,9 @@ class Search:
             if not top.misses or not all(can_grow_with_pools(miss) for miss in top.misses):
                 continue
             found = self._descend(top, cut, reference)
+            if not found.meets:   # (then every cheaper candidate no wait covers, up to the budget)
+                _, met = self._across_pools(top, cut, reference)
+                found = min(met, key=lambda e: (e.cost, e.candidate)) if met else found
             if found.meets:
                 starts.append(_Start(found, reference, note + " (found below a largest candidate that misses only "
                                                               "targets that can grow with the pools)", top))
@@ -349,12 +353,14 @@ class Search:
     def _across_pools(self, answer: Evaluation, cut, reference) -> tuple[AcrossPools, list[Evaluation]]:
         """The cheaper candidates no failure seen so far covers (across_pools.py), the most
         expensive first, up to the budget: what they showed, and those that meet the targets.
-        Failures count only on targets waits decide (a preemption or node-fit miss can vanish
-        with fewer nodes, and a candidate that does not compile says nothing of smaller ones)."""
-        built = self.built.get((cut, id(reference)), {})
-        failures = [dict(nodes) for nodes, candidate in built.items()
-                    if _fails_on_waits(self.cache.get(candidate))]
-        stairs = staircase(self.space.pools, answer.cost, failures)
+        A failure covers the candidates below it only by a wait it misses (a preemption or
+        node-fit miss can vanish with fewer nodes, and a candidate that does not compile says
+        nothing of smaller ones); once such a miss has been seen, every cheaper candidate not
+        covered is left, not only the maximal ones."""
+        seen = [self.cache[c] for c in self.built.get((cut, id(reference)), {}).values() if c in self.cache]
+        failures = [dict(e.candidate.nodes) for e in seen if _fails_on_waits(e)]
+        every = any(can_grow_with_pools(miss) for e in seen for miss in e.misses)
+        stairs = staircase(self.space.pools, answer.cost, failures, every)
         if not stairs.listed:
             return AcrossPools(0, None), []
         chosen = stairs.open[:self.proof_budget]
@@ -372,9 +378,10 @@ class Search:
         return self.batch(proposals, full=True)
 
 
-def _fails_on_waits(evaluation: Evaluation | None) -> bool:
-    return (evaluation is not None and not evaluation.meets and evaluation.error is None and bool(evaluation.misses)
-            and not any(can_grow_with_pools(miss) for miss in evaluation.misses))
+def _fails_on_waits(evaluation: Evaluation) -> bool:
+    """Whether a candidate misses a target that only fewer nodes can make worse (a wait)."""
+    return (not evaluation.meets and evaluation.error is None
+            and any(not can_grow_with_pools(miss) for miss in evaluation.misses))
 
 
 def estimated_total(space: Space) -> int:

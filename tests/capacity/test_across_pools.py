@@ -67,6 +67,19 @@ def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -
     assert costs == sorted(costs, reverse=True)
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_every_cheaper_candidate_no_failure_covers_is_left_when_asked(seed: int) -> None:
+    rng = random.Random(seed)
+    pools = _pools(rng, rng.randint(1, 3))
+    grid = list(_grid(pools))
+    below = _cost(pools, rng.choice(grid))
+    failures = rng.sample(grid, min(len(grid), rng.randint(0, 4)))
+    stairs = staircase(pools, below, failures, every=True)
+    expected = [nodes for nodes in grid
+                if _cost(pools, nodes) < below and not any(_at_or_below(nodes, f) for f in failures)]
+    assert sorted(map(sorted, (dict(o).items() for o in stairs.open))) == sorted(map(sorted, (n.items() for n in expected)))
+
+
 def test_too_many_pools_to_list_is_said_not_guessed() -> None:
     pools = [PoolSpace(f"p{i}", 40, 1, 40, 1, False, price=1.0 + i / 100) for i in range(8)]
     stairs = staircase(pools, 150.0, [])
@@ -79,19 +92,28 @@ class _Monotone:
 
     workers = 1
 
-    def __init__(self, pools: list[PoolSpace], needs: list[tuple[frozenset[str], int]]) -> None:
-        self.pools, self.needs, self.simulated = pools, needs, 0
+    def __init__(self, pools: list[PoolSpace], needs: list[tuple[frozenset[str], int]],
+                 ceilings: dict[str, int] | None = None) -> None:
+        # ceilings: a pool with more nodes than this misses a target that grows with the pools
+        # (as preemptions do: more room to borrow, more to reclaim), whatever its waits.
+        self.pools, self.needs, self.ceilings, self.simulated = pools, needs, ceilings or {}, 0
+
+    def misses(self, nodes: dict[str, int]) -> list[Miss]:
+        per_node = {p.name: p.gpus_per_node for p in self.pools}
+        found = [Miss("p95 wait > 30.0 min")] if any(
+            sum(nodes[n] * per_node[n] for n in group) < need for group, need in self.needs) else []
+        return found + [Miss(f"{pool}: preemptions > 0", True) for pool, most in self.ceilings.items()
+                        if nodes[pool] > most]
 
     def meets(self, nodes: dict[str, int]) -> bool:
-        per_node = {p.name: p.gpus_per_node for p in self.pools}
-        return all(sum(nodes[n] * per_node[n] for n in group) >= need for group, need in self.needs)
+        return not self.misses(nodes)
 
     def evaluate(self, candidates, done, full=False, running=None):
         results = []
         for candidate in candidates:
             nodes = dict(candidate.nodes)
-            meets = self.meets(nodes)
-            misses = [] if meets else [Miss("p95 wait > 30.0 min")]
+            misses = self.misses(nodes)
+            meets = not misses
             gpus = {p.name: nodes[p.name] * p.gpus_per_node for p in self.pools}
             results.append(Evaluation(candidate, _cost(self.pools, nodes), gpus, meets, misses))
             self.simulated += 1
@@ -171,3 +193,23 @@ def test_the_cli_trades_dear_nodes_for_cheap_ones_the_descent_left(tmp_path: Pat
     descent_only = answer("--proof-budget", "0")
     assert descent_only["answer"]["costPerHour"] == 52.0
     assert descent_only["proofAcrossPools"] == {"proved": False, "checked": 0, "left": 1}
+
+
+def test_with_a_target_that_grows_with_the_pools_the_answer_is_the_cheapest_of_the_grid() -> None:
+    missed_without = 0
+    for seed in range(150):
+        pools, executor = _world(seed)
+        rng = random.Random(seed * 7 + 1)
+        pool = rng.choice([p for p in pools if p.movable] or pools)
+        ceilings = {pool.name: rng.randint(pool.minimum, pool.maximum)}
+        executor = _Monotone(pools, executor.needs, ceilings)
+        feasible = [nodes for nodes in _grid(pools) if executor.meets(nodes)]
+        answer = _answer(pools, executor, budget=10_000)
+        if not feasible:
+            assert answer.best is None
+            continue
+        cheapest = min(_cost(pools, nodes) for nodes in feasible)
+        assert answer.best is not None and answer.best.answer.cost == cheapest, seed
+        without = _answer(pools, _Monotone(pools, executor.needs, ceilings), budget=0)
+        missed_without += without.best is None or without.best.answer.cost > cheapest
+    assert missed_without > 0   # (the positive control: the descent alone misses some)
