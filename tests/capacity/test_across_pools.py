@@ -46,13 +46,18 @@ def _at_or_below(low: dict[str, int], high: dict[str, int]) -> bool:
     return all(low[name] <= high[name] for name in low)
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -> None:
+def _random_case(seed: int, most_pools: int, most_failures: int):
+    """Random pools, their whole grid, a cost to stay below (a grid point's) and some failures."""
     rng = random.Random(seed)
-    pools = _pools(rng, rng.randint(1, 4))
+    pools = _pools(rng, rng.randint(1, most_pools))
     grid = list(_grid(pools))
     below = _cost(pools, rng.choice(grid))
-    failures = rng.sample(grid, min(len(grid), rng.randint(0, 6)))
+    return pools, grid, below, rng.sample(grid, min(len(grid), rng.randint(0, most_failures)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -> None:
+    pools, grid, below, failures = _random_case(seed, most_pools=4, most_failures=6)
     stairs = staircase(pools, below, failures)
     assert stairs.listed
     left = [dict(nodes) for nodes in stairs.open]
@@ -69,11 +74,7 @@ def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -
 
 @pytest.mark.parametrize("seed", range(30))
 def test_every_cheaper_candidate_no_failure_covers_is_left_when_asked(seed: int) -> None:
-    rng = random.Random(seed)
-    pools = _pools(rng, rng.randint(1, 3))
-    grid = list(_grid(pools))
-    below = _cost(pools, rng.choice(grid))
-    failures = rng.sample(grid, min(len(grid), rng.randint(0, 4)))
+    pools, grid, below, failures = _random_case(seed, most_pools=3, most_failures=4)
     stairs = staircase(pools, below, failures, every=True)
     expected = [nodes for nodes in grid
                 if _cost(pools, nodes) < below and not any(_at_or_below(nodes, f) for f in failures)]
