@@ -321,6 +321,9 @@ def _re_emitted(document, own: list[str], text: str) -> list[str]:
     last = max(i for i, line in enumerate(own) if line.strip() and not line.lstrip().startswith("#"))
     trailing = own[last + 1:]
     body = _emitted(_yaml(_indentation(own)), [document], text, body_only=True).splitlines(keepends=True)
+    marker = _INLINE_MARKER.match(own[0])
+    if marker is not None:   # (the document began on its marker line: so does its re-emitted body)
+        body[0] = marker.group(0) + body[0]
     comments = [line.strip() for line in trailing if line.strip()]
     if not comments:
         return body + trailing
@@ -353,12 +356,13 @@ def _comment_block(body: list[str], comments: list[str]) -> tuple[int, int] | No
 
 
 _MARKER = re.compile(r"^---(?:[ \t]+#.*)?[ \t]*\r?\n?$")   # a document's start, alone on its line (or with a comment)
+_INLINE_MARKER = re.compile(r"^---[ \t]+(?=[^#\s])")   # a document's start with its first content on the line
 
 
 def _document_spans(lines: list[str], count: int) -> list[tuple[int, int]] | None:
-    """Each document's own lines (from its first content line to the next `---` or `...`; an
-    empty document, one `---` opened and nothing in it, has no lines), or None when they cannot
-    be told apart: a `---` with content on its line, or not as many as the parser read."""
+    """Each document's own lines (from its first content line, which may be its `---` line, to
+    the next `---` or `...`; an empty document, one `---` opened and nothing in it, has no
+    lines), or None when they cannot be told apart (not as many as the parser read)."""
     spans: list[tuple[int, int]] = []
     start, opened = None, False   # opened: a `---` began a document since the last boundary
     for index, line in enumerate(lines + ["---\n"]):
@@ -366,7 +370,13 @@ def _document_spans(lines: list[str], count: int) -> list[tuple[int, int]] | Non
         is_start = line.startswith("---") and (stripped == "---" or stripped[3:4] in (" ", "\t"))
         is_end = line.startswith("...") and stripped[3:].strip()[:1] in ("", "#")
         if is_start and _MARKER.match(line) is None and index < len(lines):
-            return None
+            # (a document that begins on its own marker line, `--- {kind: Team}`: its lines start there)
+            if start is not None:
+                spans.append((start, index))
+            elif opened:
+                spans.append((index, index))
+            start, opened = index, True
+            continue
         if is_start or is_end:
             if start is not None:
                 spans.append((start, index))

@@ -355,6 +355,15 @@ def test_a_block_added_re_emits_only_its_document_at_its_indentation() -> None:
     out = apply(crlf, Candidate((), (), (TeamQuota("c", 2, (("1g.10gb", 2),), None),)))
     assert out["c.yaml"] == (b"# header\r\n---\r\nkind: Team\r\nmetadata: {name: c}\r\nspec:\r\n   cohort: all\r\n"
                              b"   gpus:\r\n      guaranteed: 2\r\n   mig: {1g.10gb: 2}\r\n")
+    # Documents that begin on their `---` line: the one given a block is re-emitted there (still
+    # on its marker line), the other keeps its bytes but for the number, and so does a literal.
+    inline = {"i.yaml": b"# head\nkind: Note\ntext: x\n--- {kind: Team, metadata: {name: i},\n"
+                        b"     spec: {cohort: all}}\n# about j\n---   {kind: Team, metadata: {name: j}, "
+                        b"spec: {gpus: {guaranteed: 3}}}\n--- |\n  free text\n"}
+    out = apply(inline, Candidate((), (), (TeamQuota("i", 4, (), None), TeamQuota("j", 2, (), None))))
+    assert out["i.yaml"] == (b"# head\nkind: Note\ntext: x\n--- {kind: Team, metadata: {name: i}, spec: {cohort: all, "
+                             b"gpus: {guaranteed: 4}}}\n# about j\n---   {kind: Team, metadata: {name: j}, "
+                             b"spec: {gpus: {guaranteed: 2}}}\n--- |\n  free text\n")
 
 
 def test_the_answer_keeps_every_declared_workload_admissible(tmp_path: Path) -> None:
