@@ -38,7 +38,7 @@ class Staircase:
     every one (`staircase(..., every=True)`)."""
 
     open: list[tuple[tuple[str, int], ...]]   # (pool, nodes) for every pool, most expensive first
-    listed: bool                               # False: too many to enumerate (MAX_VISITED)
+    listed: bool                               # False: too many to enumerate (MAX_VISITED, or `most`)
 
 
 def _node_price(pool: PoolSpace) -> float:
@@ -104,10 +104,11 @@ def _most(pool: PoolSpace, room: float, per_node: float) -> int | None:
     return count
 
 
-def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]], every: bool = False) -> Staircase:
+def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]], every: bool = False,
+              most: int | None = None) -> Staircase:
     """The maximal candidates cheaper than `below` (the answer's cost per hour), or every one
     (`every`), that are not at or below any of `failures` (node counts of candidates that missed
-    a target waits decide)."""
+    a target waits decide); not listed if there are more than `most`."""
     names = [p.name for p in pools]
 
     def covered(nodes: dict[str, int]) -> bool:
@@ -116,8 +117,13 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
     def cost(nodes: dict[str, int]) -> float:
         return sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools)
 
+    found = []
     try:
-        found = [nodes for nodes in _cheaper(pools, below, every) if not covered(nodes)]
+        for nodes in _cheaper(pools, below, every):
+            if not covered(nodes):
+                found.append(nodes)
+                if most is not None and len(found) > most:
+                    return Staircase([], False)
     except OverflowError:
         return Staircase([], False)
     found.sort(key=lambda nodes: (-cost(nodes), [nodes[n] for n in names]))

@@ -80,7 +80,9 @@ if (d.answer) {
   const list = add(box, 'ul');
   for (const n of d.proof) add(add(list, 'li', n.candidate + ': '), 'span', n.misses.join('; '), 'miss');
   const across = d.proofAcrossPools;
-  add(box, 'p', across.proved
+  add(box, 'p', across.everyCheaper
+    ? 'No cheaper candidate within the bounds meets the targets: every one was simulated (' + across.checked + ').'
+    : across.proved
     ? 'No cheaper node counts within the bounds meet the targets (' + across.checked + ' simulated across pools).'
     : across.left === null ? 'Not proved across pools: too many pools move to list every cheaper candidate.'
     : 'Not proved across pools: ' + across.left + ' cheaper candidates not simulated (raise --proof-budget).');

@@ -151,7 +151,8 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
     result["proof"] = [{"candidate": labels[n.candidate], "costPerHour": n.cost, "meets": n.meets,
                         "misses": n.misses} for n in best.neighbours]
     across = best.across
-    result["proofAcrossPools"] = {"proved": across.proved, "checked": across.checked, "left": across.left}
+    result["proofAcrossPools"] = {"proved": across.proved, "checked": across.checked, "left": across.left,
+                                  "everyCheaper": across.every_cheaper}
     return result
 
 
@@ -221,11 +222,15 @@ def print_tables(data: dict, console) -> None:
 
 def _across_text(across: dict) -> str:
     """The proof across pools, said (search.py `_across_pools`)."""
+    scope = "within the bounds (with the answer's MIG cut and kind of guarantees)"
+    if across["everyCheaper"]:
+        if not across["checked"]:
+            return f"no candidate costs less {scope}"
+        return f"no cheaper candidate {scope} meets the targets: every one was simulated ({across['checked']})"
     if across["proved"]:
         shown = f"{across['checked']} simulated for it" if across["checked"] else "none left to simulate"
-        return ("no cheaper node counts within the bounds meet the targets (with the answer's MIG cut and kind of "
-                "guarantees): each, moving nodes between pools or not, is at or below a candidate that fails "
-                f"({shown}; fewer nodes are taken never to shorten a wait)")
+        return (f"no cheaper node counts {scope} meet the targets: each, moving nodes between pools or not, is at or "
+                f"below a candidate that fails ({shown}; fewer nodes are taken never to shorten a wait)")
     if across["left"] is None:
         return ("not proved across pools: too many pools can move to list every cheaper candidate that moves "
                 "nodes between them (bound or fix some pools to prove it)")

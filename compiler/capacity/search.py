@@ -101,6 +101,9 @@ class AcrossPools:
 
     checked: int         # cheaper candidates simulated for it, over every step of the descent
     left: int | None     # cheaper candidates it did not simulate (0: proved; None: too many to list)
+    # Every cheaper candidate within the bounds was simulated (they were no more than the budget):
+    # a proof that needs no assumption on how waits follow the pools.
+    every_cheaper: bool = False
 
     @property
     def proved(self) -> bool:
@@ -118,6 +121,8 @@ class CutResult:
     # of whose misses the report gives.
     tops: list[Evaluation] = field(default_factory=list)
     across: AcrossPools | None = None
+    # With no answer: every candidate within the bounds was simulated (no more than the budget).
+    every_candidate: bool = False
 
 
 class _Start(NamedTuple):
@@ -265,9 +270,11 @@ class Search:
                        " (guarantees from demand miss the targets at the largest candidate: "
                        + "; ".join(largest[1].misses[:3]) + ")")
             starts.append(_Start(largest[0], self.space.teams, why, largest[0]))
-        starts = starts or self._below_the_largest(cut, largest)
+        every_candidate = False
         if not starts:
-            return CutResult(cut, None, largest[-1], tops=list(largest))
+            starts, every_candidate = self._below_the_largest(cut, largest)
+        if not starts:
+            return CutResult(cut, None, largest[-1], tops=list(largest), every_candidate=every_candidate)
         results = []
         for start in starts:
             result = self._descent(start.top, cut, start.reference, start.note)
@@ -277,25 +284,51 @@ class Search:
             results.append(result)
         return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
 
-    def _below_the_largest(self, cut, largest: list[Evaluation]) -> list[_Start]:
-        """No largest candidate meets the targets. Where one misses only targets that can grow
-        with the pools (preemptions, jobs on nodes too small for their pods), a smaller candidate
-        may meet them: the descent from it, run anyway, then the cheaper candidates no missed wait
-        covers (up to the budget), find one or not (demand's first)."""
+    def _below_the_largest(self, cut, largest: list[Evaluation]) -> tuple[list[_Start], bool]:
+        """No largest candidate meets the targets. A smaller one still may (demand's first), and
+        whether every candidate within the bounds was simulated to find out:
+        - one that misses only targets that can grow with the pools (preemptions, jobs on nodes
+          too small for their pods): the descent from it, run anyway, then the cheaper candidates
+          no missed wait covers, up to the budget;
+        - one that misses a wait: every candidate within the bounds, if no more than the budget
+          (the compiler splits a team's guarantee and burst over flavors by their size, so a
+          smaller pool can, rarely, let a job fit a flavor a larger one did not)."""
         references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
                                                                           "offered load in the trace")]
-        starts = []
+        starts, every_candidate = [], True
         for top, (reference, note) in reversed(list(zip(largest, references))):
-            if not top.misses or not all(can_grow_with_pools(miss) for miss in top.misses):
+            if not top.misses:
                 continue
-            found = self._descend(top, cut, reference)
-            if not found.meets:   # (then every cheaper candidate no wait covers, up to the budget)
-                _, met = self._across_pools(top, cut, reference)
-                found = min(met, key=lambda e: (e.cost, e.candidate)) if met else found
-            if found.meets:
-                starts.append(_Start(found, reference, note + " (found below a largest candidate that misses only "
-                                                              "targets that can grow with the pools)", top))
-        return starts
+            if all(can_grow_with_pools(miss) for miss in top.misses):
+                found = self._descend(top, cut, reference)
+                across = None
+                if not found.meets:
+                    across, met = self._across_pools(top, cut, reference)
+                    found = min(met, key=lambda e: (e.cost, e.candidate)) if met else found
+                every_candidate &= across is not None and across.every_cheaper
+                why = " (found below a largest candidate that misses only targets that can grow with the pools)"
+            else:
+                found, simulated_all = self._whole_grid(top, cut, reference)
+                every_candidate &= simulated_all
+                why = " (found by simulating every candidate within the bounds: the largest misses a target)"
+            if found is not None and found.meets:
+                starts.append(_Start(found, reference, note + why, top))
+        return starts, every_candidate
+
+    def _every_up_to(self) -> int:
+        """How many candidates are few enough to simulate every one of them: the budget, when a
+        team's guarantee or burst can be split over several pools (flavors); -1 (never) with a
+        single pool, where waits do follow its nodes."""
+        return self.proof_budget if len(self.space.pools) > 1 else -1
+
+    def _whole_grid(self, top: Evaluation, cut, reference) -> tuple[Evaluation | None, bool]:
+        """The cheapest candidate within the bounds that meets the targets, every one simulated,
+        and True; (None, False) if they are more than the budget."""
+        grid = staircase(self.space.pools, top.cost + 1e-6, [], every=True, most=self._every_up_to())
+        if not grid.listed:
+            return None, False
+        met = [e for e in self.batch([self._candidate(nodes, cut, reference) for nodes in grid.open]) if e.meets]
+        return (min(met, key=lambda e: (e.cost, e.candidate)) if met else None), True
 
     def _policy_guarantees(self, answer: Evaluation) -> str:
         """What the answer did to the policy's own guarantees: kept, or scaled down with the pools."""
@@ -317,7 +350,8 @@ class Search:
                 if not better:
                     break
             current = min(better, key=lambda e: (e.cost, e.candidate))
-        return CutResult(cut, current, top, note, neighbours, across=AcrossPools(checked, across.left))
+        return CutResult(cut, current, top, note, neighbours,
+                         across=dataclasses.replace(across, checked=checked))
 
     def _descend(self, current: Evaluation, cut, reference) -> Evaluation:
         by_name = {p.name: p for p in self.space.pools}
@@ -351,12 +385,19 @@ class Search:
                 current = min(met, key=lambda e: (e.cost, e.candidate))
 
     def _across_pools(self, answer: Evaluation, cut, reference) -> tuple[AcrossPools, list[Evaluation]]:
-        """The cheaper candidates no failure seen so far covers (across_pools.py), the most
-        expensive first, up to the budget: what they showed, and those that meet the targets.
-        A failure covers the candidates below it only by a wait it misses (a preemption or
-        node-fit miss can vanish with fewer nodes, and a candidate that does not compile says
-        nothing of smaller ones); once such a miss has been seen, every cheaper candidate not
-        covered is left, not only the maximal ones."""
+        """The cheaper candidates to simulate (across_pools.py): what they showed, and those
+        that meet the targets. When they are no more than the budget, every cheaper candidate
+        is simulated: the compiler splits a team's guarantee and burst over its flavors by their
+        size, so even a wait a larger pool misses can, rarely, be met by a smaller one.
+        Otherwise, the most expensive first up to the budget, those no failure seen so far
+        covers. A failure covers the candidates below it only by a wait it misses (a preemption
+        or node-fit miss can vanish with fewer nodes, and a candidate that does not compile
+        says nothing of smaller ones); once such a miss has been seen, every cheaper candidate
+        not covered is left, not only the maximal ones."""
+        every_cheaper = staircase(self.space.pools, answer.cost, [], every=True, most=self._every_up_to())
+        if every_cheaper.listed:   # (few enough to simulate them all, assuming nothing)
+            evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in every_cheaper.open])
+            return AcrossPools(len(evaluations), 0, True), [e for e in evaluations if e.meets]
         seen = [self.cache[c] for c in self.built.get((cut, id(reference)), {}).values() if c in self.cache]
         failures = [dict(e.candidate.nodes) for e in seen if _fails_on_waits(e)]
         every = any(can_grow_with_pools(miss) for e in seen for miss in e.misses)

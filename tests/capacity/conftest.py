@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 LAB = Path(__file__).parent / "lab"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def lab_trace(path: Path, seed: int = 7, jobs: int = 60) -> Path:

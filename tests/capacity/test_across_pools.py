@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import one_team_policy
+from conftest import FIXTURES, one_team_policy
 from kp_testing import run_cli
 
 from compiler.capacity.across_pools import staircase
@@ -22,12 +22,12 @@ from compiler.capacity.space import PoolSpace, Space
 from compiler.capacity.targets import Miss
 
 
-def _pools(rng: random.Random, count: int) -> list[PoolSpace]:
+def _pools(rng: random.Random, count: int, span: int = 5) -> list[PoolSpace]:
     pools = []
     for index in range(count):
         granule = rng.choice([1, 1, 1, 2])
         low = granule * rng.randint(0 if index else 1, 2)
-        high = low + granule * rng.randint(0, 5)
+        high = low + granule * rng.randint(0, span)
         pools.append(PoolSpace(f"p{index}", high, low, high, rng.choice([1, 2, 4, 8]), False,
                                granule=granule, price=rng.choice([0.5, 1.0, 1.0, 2.5, 3.0])))
     return pools
@@ -125,9 +125,9 @@ class _Monotone:
         pass
 
 
-def _world(seed: int) -> tuple[list[PoolSpace], _Monotone]:
+def _world(seed: int, span: int = 5) -> tuple[list[PoolSpace], _Monotone]:
     rng = random.Random(seed)
-    pools = [dataclasses.replace(p, current=p.maximum) for p in _pools(rng, rng.randint(2, 3))]
+    pools = [dataclasses.replace(p, current=p.maximum) for p in _pools(rng, rng.randint(2, 3), span)]
     names = [p.name for p in pools]
     top = {p.name: p.maximum * p.gpus_per_node for p in pools}
     needs = []
@@ -193,7 +193,25 @@ def test_the_cli_trades_dear_nodes_for_cheap_ones_the_descent_left(tmp_path: Pat
     assert proved["proofAcrossPools"]["proved"] and proved["proofAcrossPools"]["left"] == 0
     descent_only = answer("--proof-budget", "0")
     assert descent_only["answer"]["costPerHour"] == 52.0
-    assert descent_only["proofAcrossPools"] == {"proved": False, "checked": 0, "left": 1}
+    assert descent_only["proofAcrossPools"] == {"proved": False, "checked": 0, "left": 1, "everyCheaper": False}
+
+
+def test_a_smaller_pool_that_lets_a_job_fit_a_flavor_is_found_on_a_small_grid() -> None:
+    # The largest candidate misses a wait a smaller one meets (fixtures/burst-split/cluster.yaml
+    # says how): the grid is small, so every candidate is simulated.
+    policy, trace = FIXTURES / "burst-split", FIXTURES / "burst-split.csv"
+    flags = ("--target", "p100-wait<=1h", "--fixed", "l40s", "--nodes", "h100=1..2", "--guarantees", "keep",
+             "--workers", "1", "--format", "json")
+    done = run_cli("capacity", str(policy), "--trace", str(trace), *flags)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {p["pool"]: p["nodes"] for p in data["answer"]["pools"]} == {"l40s": 2, "h100": 1}
+    assert "found by simulating every candidate within the bounds" in data["answer"]["guarantees"]
+    assert data["proofAcrossPools"]["everyCheaper"]
+    # (the positive control: with no budget the largest's miss is taken to hold below it, and said to)
+    refused = run_cli("capacity", str(policy), "--trace", str(trace), *flags, "--proof-budget", "0")
+    assert refused.returncode == 1
+    assert "more candidates than --proof-budget (0)" in refused.stdout
 
 
 def test_with_a_target_that_grows_with_the_pools_the_answer_is_the_cheapest_of_the_grid() -> None:
@@ -214,3 +232,20 @@ def test_with_a_target_that_grows_with_the_pools_the_answer_is_the_cheapest_of_t
         without = _answer(pools, _Monotone(pools, executor.needs, ceilings), budget=0)
         missed_without += without.best is None or without.best.answer.cost > cheapest
     assert missed_without > 0   # (the positive control: the descent alone misses some)
+
+
+def test_past_the_budget_a_staircase_covered_by_failures_proves_the_cheapest() -> None:
+    # Grids of up to 14 x 14 x 14 candidates, a budget of 24: too few to simulate every cheaper
+    # candidate, enough for the maximal ones no failure covers.
+    by_staircase = 0
+    for seed in range(120):
+        pools, executor = _world(seed, span=13)
+        feasible = [nodes for nodes in _grid(pools) if executor.meets(nodes)]
+        answer = _answer(pools, executor, budget=24)
+        if not feasible or answer.best is None:
+            continue
+        across = answer.best.across
+        if across.proved:
+            assert answer.best.answer.cost == min(_cost(pools, nodes) for nodes in feasible), seed
+            by_staircase += not across.every_cheaper
+    assert by_staircase >= 30

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAB, lab_trace, one_team_policy
+from conftest import FIXTURES, LAB, lab_trace, one_team_policy
 from kp_testing import run_cli
 
 from compiler.capacity.candidate import Candidate, TeamQuota, apply
@@ -22,7 +22,6 @@ from compiler.capacity.problem import prepare
 from compiler.capacity.evaluate import Evaluation, evaluate
 from compiler.capacity.report import _labels
 
-FIXTURES = Path(__file__).parent / "fixtures"
 
 EAST = """apiVersion: kueue-policy/v1alpha1
 kind: Cluster
