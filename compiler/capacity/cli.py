@@ -117,7 +117,7 @@ def _infeasible(answer, trace_label: str, movable: bool, proof_budget: int | Non
                                    "has jobs on a pool whose nodes cannot hold their pods, and those can grow with "
                                    "the pools (more room to borrow and reclaim, more room for jobs that do not "
                                    "fit): the search descended below it, then simulated the cheaper candidates no "
-                                   "missed wait rules out, up to --proof-budget, and found none meeting the targets; "
+                                   "missed wait rules out (if no more than --proof-budget), and found none meeting the targets; "
                                    "raise --proof-budget or bound the pools (--nodes) to search further",
                                    where, Severity.NOTE))
     elif movable and not every_candidate and proof_budget is not None:

@@ -22,8 +22,8 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
    meets the targets the descent goes on from it, so the answer is one no single granule less
    can give (each failure is shown with its misses);
 5. proof across pools: the cheaper candidates that move nodes between pools and are not at or
-   below a failure already seen (across_pools.py) are simulated, the most expensive first, up to
-   the budget; one that meets the targets starts the descent again. When none is left the answer
+   below a failure already seen (across_pools.py) are simulated if they are no more than the
+   budget; one that meets the targets starts the descent again. When none is left the answer
    is the cheapest node counts within the bounds for its cut and guarantees.
 
 Every step decides on whole batches of simulations, compared by (cost, candidate), so the answer
@@ -289,7 +289,7 @@ class Search:
         whether every candidate within the bounds was simulated to find out:
         - one that misses only targets that can grow with the pools (preemptions, jobs on nodes
           too small for their pods): the descent from it, run anyway, then the cheaper candidates
-          no missed wait covers, up to the budget;
+          no missed wait covers, if no more than the budget;
         - one that misses a wait: every candidate within the bounds, if no more than the budget
           (the compiler splits a team's guarantee and burst over flavors by their size, so a
           smaller pool can, rarely, let a job fit a flavor a larger one did not)."""
@@ -389,8 +389,7 @@ class Search:
         that meet the targets. When they are no more than the budget, every cheaper candidate
         is simulated: the compiler splits a team's guarantee and burst over its flavors by their
         size, so even a wait a larger pool misses can, rarely, be met by a smaller one.
-        Otherwise, the most expensive first up to the budget, those no failure seen so far
-        covers. A failure covers the candidates below it only by a wait it misses (a preemption
+        Otherwise those no failure seen so far covers, if they are no more than the budget. A failure covers the candidates below it only by a wait it misses (a preemption
         or node-fit miss can vanish with fewer nodes, and a candidate that does not compile
         says nothing of smaller ones); once such a miss has been seen, every cheaper candidate
         not covered is left, not only the maximal ones."""
@@ -404,9 +403,10 @@ class Search:
         stairs = staircase(self.space.pools, answer.cost, failures, every)
         if not stairs.listed:
             return AcrossPools(0, None), []
-        chosen = stairs.open[:self.proof_budget]
-        evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in chosen])
-        return AcrossPools(len(chosen), len(stairs.open) - len(chosen)), [e for e in evaluations if e.meets]
+        if len(stairs.open) > self.proof_budget:   # (a proof it cannot finish is not begun: each is a simulation)
+            return AcrossPools(0, len(stairs.open)), []
+        evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in stairs.open])
+        return AcrossPools(len(evaluations), 0), [e for e in evaluations if e.meets]
 
     def _neighbours(self, answer: Evaluation, cut, reference) -> list[Evaluation]:
         nodes = dict(answer.candidate.nodes)
