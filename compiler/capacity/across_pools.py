@@ -37,8 +37,13 @@ class Staircase:
     """The candidates cheaper than the answer that no known failure covers: the maximal ones, or
     every one (`staircase(..., every=True)`)."""
 
-    open: list[tuple[tuple[str, int], ...]]   # (pool, nodes) for every pool, most expensive first
-    listed: bool                               # False: too many to enumerate (MAX_VISITED, or `most`)
+    # (pool, nodes) for every pool, most expensive first; none kept when there are more than `keep`
+    open: list[tuple[tuple[str, int], ...]]
+    count: int | None   # how many there are; None: too many to enumerate (MAX_VISITED)
+
+    def within(self, most: int) -> bool:
+        """Whether they are listed and no more than `most`."""
+        return self.count is not None and self.count <= most
 
 
 def _node_price(pool: PoolSpace) -> float:
@@ -105,10 +110,11 @@ def _most(pool: PoolSpace, room: float, per_node: float) -> int | None:
 
 
 def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]], every: bool = False,
-              most: int | None = None) -> Staircase:
+              keep: int | None = None) -> Staircase:
     """The maximal candidates cheaper than `below` (the answer's cost per hour), or every one
     (`every`), that are not at or below any of `failures` (node counts of candidates that missed
-    a target waits decide); not listed if there are more than `most`."""
+    a target waits decide): counted, and kept only if no more than `keep` (each is a simulation
+    to run, and a search over a dozen pools would hold hundreds of thousands)."""
     names = [p.name for p in pools]
 
     def covered(nodes: dict[str, int]) -> bool:
@@ -117,14 +123,16 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
     def cost(nodes: dict[str, int]) -> float:
         return sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools)
 
-    found = []
+    found, count = [], 0
     try:
         for nodes in _cheaper(pools, below, every):
             if not covered(nodes):
-                found.append(nodes)
-                if most is not None and len(found) > most:
-                    return Staircase([], False)
+                count += 1
+                if keep is None or count <= keep:
+                    found.append(nodes)
     except OverflowError:
-        return Staircase([], False)
+        return Staircase([], None)
+    if keep is not None and count > keep:
+        return Staircase([], count)
     found.sort(key=lambda nodes: (-cost(nodes), [nodes[n] for n in names]))
-    return Staircase([tuple((n, nodes[n]) for n in names) for nodes in found], True)
+    return Staircase([tuple((n, nodes[n]) for n in names) for nodes in found], count)

@@ -315,19 +315,22 @@ class Search:
                 starts.append(_Start(found, reference, note + why, top))
         return starts, every_candidate
 
-    def _every_up_to(self) -> int:
-        """How many candidates are few enough to simulate every one of them: the budget, when a
-        team's guarantee or burst can be split over several pools (flavors); -1 (never) with a
-        single pool, where waits do follow its nodes."""
-        return self.proof_budget if len(self.space.pools) > 1 else -1
+    def _every_cheaper(self, below: float):
+        """Every candidate within the bounds cheaper than `below`, if they are no more than the
+        budget and a team's guarantee or burst can be split over several pools (flavors); else
+        None (with a single pool, waits do follow its nodes)."""
+        if len(self.space.pools) < 2:
+            return None
+        every = staircase(self.space.pools, below, [], every=True, keep=self.proof_budget)
+        return every.open if every.within(self.proof_budget) else None
 
     def _whole_grid(self, top: Evaluation, cut, reference) -> tuple[Evaluation | None, bool]:
         """The cheapest candidate within the bounds that meets the targets, every one simulated,
         and True; (None, False) if they are more than the budget."""
-        grid = staircase(self.space.pools, top.cost + 1e-6, [], every=True, most=self._every_up_to())
-        if not grid.listed:
+        grid = self._every_cheaper(top.cost + 1e-6)
+        if grid is None:
             return None, False
-        met = [e for e in self.batch([self._candidate(nodes, cut, reference) for nodes in grid.open]) if e.meets]
+        met = [e for e in self.batch([self._candidate(nodes, cut, reference) for nodes in grid]) if e.meets]
         return (min(met, key=lambda e: (e.cost, e.candidate)) if met else None), True
 
     def _policy_guarantees(self, answer: Evaluation) -> str:
@@ -393,18 +396,16 @@ class Search:
         or node-fit miss can vanish with fewer nodes, and a candidate that does not compile
         says nothing of smaller ones); once such a miss has been seen, every cheaper candidate
         not covered is left, not only the maximal ones."""
-        every_cheaper = staircase(self.space.pools, answer.cost, [], every=True, most=self._every_up_to())
-        if every_cheaper.listed:   # (few enough to simulate them all, assuming nothing)
-            evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in every_cheaper.open])
+        every_cheaper = self._every_cheaper(answer.cost)
+        if every_cheaper is not None:   # (few enough to simulate them all, assuming nothing)
+            evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in every_cheaper])
             return AcrossPools(len(evaluations), 0, True), [e for e in evaluations if e.meets]
         seen = [self.cache[c] for c in self.built.get((cut, id(reference)), {}).values() if c in self.cache]
         failures = [dict(e.candidate.nodes) for e in seen if _fails_on_waits(e)]
         every = any(can_grow_with_pools(miss) for e in seen for miss in e.misses)
-        stairs = staircase(self.space.pools, answer.cost, failures, every)
-        if not stairs.listed:
-            return AcrossPools(0, None), []
-        if len(stairs.open) > self.proof_budget:   # (a proof it cannot finish is not begun: each is a simulation)
-            return AcrossPools(0, len(stairs.open)), []
+        stairs = staircase(self.space.pools, answer.cost, failures, every, keep=self.proof_budget)
+        if not stairs.within(self.proof_budget):   # (a proof it cannot finish is not begun: each is a simulation)
+            return AcrossPools(0, stairs.count), []
         evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in stairs.open])
         return AcrossPools(len(evaluations), 0), [e for e in evaluations if e.meets]
 

@@ -59,7 +59,7 @@ def _random_case(seed: int, most_pools: int, most_failures: int):
 def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -> None:
     pools, grid, below, failures = _random_case(seed, most_pools=4, most_failures=6)
     stairs = staircase(pools, below, failures)
-    assert stairs.listed
+    assert stairs.count == len(stairs.open)
     left = [dict(nodes) for nodes in stairs.open]
     cheaper = [nodes for nodes in grid if _cost(pools, nodes) < below]
     for nodes in cheaper:
@@ -81,10 +81,18 @@ def test_every_cheaper_candidate_no_failure_covers_is_left_when_asked(seed: int)
     assert sorted(map(sorted, (dict(o).items() for o in stairs.open))) == sorted(map(sorted, (n.items() for n in expected)))
 
 
+def test_past_keep_they_are_counted_not_kept() -> None:
+    pools = [PoolSpace("a", 9, 1, 9, 1, False), PoolSpace("b", 9, 1, 9, 1, False)]
+    every = staircase(pools, 10.0, [], every=True)
+    kept = staircase(pools, 10.0, [], every=True, keep=5)
+    assert every.count == len(every.open) == 36 and kept.count == 36 and kept.open == []
+    assert not kept.within(35) and kept.within(36)
+
+
 def test_too_many_pools_to_list_is_said_not_guessed() -> None:
     pools = [PoolSpace(f"p{i}", 40, 1, 40, 1, False, price=1.0 + i / 100) for i in range(8)]
     stairs = staircase(pools, 150.0, [])
-    assert not stairs.listed and stairs.open == []
+    assert stairs.count is None and stairs.open == []
 
 
 class _Monotone:
