@@ -2,10 +2,12 @@
 
 For each way of cutting the pools (the MIG choices asked for, else the policy's own):
 
-1. the largest candidate the bounds allow (every pool at its maximum) must meet the targets;
-   otherwise that cut has no answer, unless it misses only targets that can grow with the pools
-   (preemptions, jobs on nodes too small for their pods): the descent then runs from it anyway,
-   and a candidate it finds meeting them starts the cut's answer;
+1. the largest candidate the bounds allow (every pool at its maximum), for each set of
+   guarantees, starts a descent if it meets the targets. One that misses only targets that can
+   grow with the pools (preemptions, jobs on nodes too small for their pods) has the descent run
+   from it anyway, and a candidate found meeting them starts one. With no start at all, every
+   candidate within the bounds is simulated if they are no more than the budget (a burst split
+   over flavors by size can let a smaller pool meet a wait); otherwise the cut has no answer;
 2. guarantees: with `demand`, each team's guarantee is its mean offered load of whole GPUs
    (and of each MIG profile) in the trace, rounded up (demand.py); the descent below runs from
    the policy's guarantees too, and the cheaper answer wins (ties: demand's); the report says
@@ -257,24 +259,34 @@ class Search:
                 and (best is None or baseline.cost <= best.answer.cost))
 
     def _descend_cut(self, cut, largest: list[Evaluation]) -> CutResult:
-        """The cut's answer: from each largest candidate that meets the targets (demand guarantees
-        first, then the policy's), the descent; the cheaper answer wins (ties: demand's)."""
-        starts = []
-        if len(largest) > 1 and largest[1].meets:
-            starts.append(_Start(largest[1], self.space.demand[cut],
-                                 "guarantees from each team's mean offered load in the trace", largest[1]))
-        if largest[0].meets:
-            why = ""
-            if len(largest) > 1:
-                why = (" (cheaper than guarantees from demand)" if largest[1].meets else
-                       " (guarantees from demand miss the targets at the largest candidate: "
-                       + "; ".join(largest[1].misses[:3]) + ")")
-            starts.append(_Start(largest[0], self.space.teams, why, largest[0]))
-        every_candidate = False
+        """The cut's answer: the descent from each largest candidate (demand guarantees first,
+        then the policy's) that meets the targets, or from below one that misses only targets
+        that can grow with the pools; the cheaper answer wins (ties: demand's). With none, every
+        candidate within the bounds if they are no more than the budget."""
+        starts, pending, exhausted = [], [], []
+        for top, reference, note in self._tops(cut, largest):
+            if top.meets:
+                starts.append(_Start(top, reference, note, top))
+            elif top.misses and all(can_grow_with_pools(miss) for miss in top.misses):
+                found, simulated_all = self._grown_below(top, cut, reference)
+                exhausted.append(simulated_all)
+                if found is not None:
+                    starts.append(_Start(found, reference, note + " (found below a largest candidate that misses "
+                                                                  "only targets that can grow with the pools)", top))
+            else:
+                pending.append((top, reference, note))
         if not starts:
-            starts, every_candidate = self._below_the_largest(cut, largest)
+            # Waits grow as pools shrink, but for one thing: the compiler splits a team's guarantee
+            # and burst over its flavors by their size, so a smaller pool can, rarely, leave
+            # another flavor room for a job that fits one flavor only.
+            for top, reference, note in pending:
+                found, simulated_all = self._whole_grid(top, cut, reference)
+                exhausted.append(simulated_all)
+                if found is not None:
+                    starts.append(_Start(found, reference, note + " (found by simulating every candidate within "
+                                                                  "the bounds: the largest misses a target)", top))
         if not starts:
-            return CutResult(cut, None, largest[-1], tops=list(largest), every_candidate=every_candidate)
+            return CutResult(cut, None, largest[-1], tops=list(largest), every_candidate=all(exhausted))
         results = []
         for start in starts:
             result = self._descent(start.top, cut, start.reference, start.note)
@@ -284,36 +296,27 @@ class Search:
             results.append(result)
         return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
 
-    def _below_the_largest(self, cut, largest: list[Evaluation]) -> tuple[list[_Start], bool]:
-        """No largest candidate meets the targets. A smaller one still may (demand's first), and
-        whether every candidate within the bounds was simulated to find out:
-        - one that misses only targets that can grow with the pools (preemptions, jobs on nodes
-          too small for their pods): the descent from it, run anyway, then the cheaper candidates
-          no missed wait covers, if no more than the budget;
-        - one that misses a wait: every candidate within the bounds, if no more than the budget
-          (the compiler splits a team's guarantee and burst over flavors by their size, so a
-          smaller pool can, rarely, let a job fit a flavor a larger one did not)."""
-        references = [(self.space.teams, ""), (self.space.demand.get(cut), "guarantees from each team's mean "
-                                                                          "offered load in the trace")]
-        starts, every_candidate = [], True
-        for top, (reference, note) in reversed(list(zip(largest, references))):
-            if not top.misses:
-                continue
-            if all(can_grow_with_pools(miss) for miss in top.misses):
-                found = self._descend(top, cut, reference)
-                across = None
-                if not found.meets:
-                    across, met = self._across_pools(top, cut, reference)
-                    found = min(met, key=lambda e: (e.cost, e.candidate)) if met else found
-                every_candidate &= across is not None and across.every_cheaper
-                why = " (found below a largest candidate that misses only targets that can grow with the pools)"
-            else:
-                found, simulated_all = self._whole_grid(top, cut, reference)
-                every_candidate &= simulated_all
-                why = " (found by simulating every candidate within the bounds: the largest misses a target)"
-            if found is not None and found.meets:
-                starts.append(_Start(found, reference, note + why, top))
-        return starts, every_candidate
+    def _tops(self, cut, largest: list[Evaluation]) -> list[tuple[Evaluation, list[TeamBase], str]]:
+        """Each largest candidate with the guarantees it scales and what the report says of them:
+        demand's first (when compared), then the policy's."""
+        if len(largest) == 1:
+            return [(largest[0], self.space.teams, "")]
+        why = (" (cheaper than guarantees from demand)" if largest[1].meets else
+               " (guarantees from demand miss the targets at the largest candidate: "
+               + "; ".join(largest[1].misses[:3]) + ")")
+        return [(largest[1], self.space.demand[cut], "guarantees from each team's mean offered load in the trace"),
+                (largest[0], self.space.teams, why)]
+
+    def _grown_below(self, top: Evaluation, cut, reference) -> tuple[Evaluation | None, bool]:
+        """Below a largest candidate that misses only targets that can grow with the pools
+        (preemptions, jobs on nodes too small for their pods): the descent from it, run anyway,
+        then the cheaper candidates no missed wait covers, if no more than the budget. The
+        cheapest found meeting the targets (or None), and whether every cheaper one was simulated."""
+        found = self._descend(top, cut, reference)
+        if found.meets:
+            return found, False
+        across, met = self._across_pools(top, cut, reference)
+        return (min(met, key=lambda e: (e.cost, e.candidate)) if met else None), across.every_cheaper
 
     def _every_cheaper(self, below: float):
         """Every candidate within the bounds cheaper than `below`, if they are no more than the
