@@ -110,11 +110,12 @@ def _most(pool: PoolSpace, room: float, per_node: float) -> int | None:
 
 
 def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]], every: bool = False,
-              keep: int | None = None) -> Staircase:
+              keep: int | None = None, stop_past_keep: bool = False) -> Staircase:
     """The maximal candidates cheaper than `below` (the answer's cost per hour), or every one
     (`every`), that are not at or below any of `failures` (node counts of candidates that missed
     a target waits decide): counted, and kept only if no more than `keep` (each is a simulation
-    to run, and a search over a dozen pools would hold hundreds of thousands)."""
+    to run, and a search over a dozen pools would hold hundreds of thousands). `stop_past_keep`:
+    not counted past `keep` either (count None), for a caller that needs only whether they fit."""
     names = [p.name for p in pools]
 
     def covered(nodes: dict[str, int]) -> bool:
@@ -130,6 +131,8 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
                 count += 1
                 if keep is None or count <= keep:
                     found.append(nodes)
+                elif stop_past_keep:
+                    return Staircase([], None)
     except OverflowError:
         return Staircase([], None)
     if keep is not None and count > keep:

@@ -59,8 +59,9 @@ PROPOSALS = 3
 # capacity type, so a real cluster has a handful; the bound only stops a pathological one.
 MAX_POOL_GROUPS = 4096
 # Cheaper candidates the proof across pools simulates per descent (`--proof-budget`): with two
-# movable pools the staircase it checks has about one candidate per node of the smaller range.
-PROOF_BUDGET = 32
+# movable pools the staircase it checks has about one candidate per node of the smaller range;
+# a space of up to 64 candidates is searched whole.
+PROOF_BUDGET = 64
 
 
 def _burst(team: TeamBase, guaranteed: int) -> int | None:
@@ -324,7 +325,7 @@ class Search:
         None (with a single pool, waits do follow its nodes)."""
         if len(self.space.pools) < 2:
             return None
-        every = staircase(self.space.pools, below, [], every=True, keep=self.proof_budget)
+        every = staircase(self.space.pools, below, [], every=True, keep=self.proof_budget, stop_past_keep=True)
         return every.open if every.within(self.proof_budget) else None
 
     def _whole_grid(self, top: Evaluation, cut, reference) -> tuple[Evaluation | None, bool]:

@@ -18,7 +18,7 @@ from kp_testing import run_cli
 from compiler.capacity.across_pools import staircase
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.search import Search
-from compiler.capacity.space import PoolSpace, Space
+from compiler.capacity.space import PoolSpace, Space, TeamBase
 from compiler.capacity.targets import Miss
 
 
@@ -257,3 +257,34 @@ def test_past_the_budget_a_staircase_covered_by_failures_proves_the_cheapest() -
             assert answer.best.answer.cost == min(_cost(pools, nodes) for nodes in feasible), seed
             by_staircase += not across.every_cheaper
     assert by_staircase >= 30
+
+
+class _TwoGuarantees(_Monotone):
+    """The policy's guarantees (two teams) meet the targets from 6 nodes on; demand's (one team)
+    from 3 nodes on, but with more than 2 nodes in p0 they strand jobs, a miss that grows with
+    the pools: demand's largest candidate misses, and a smaller one meets."""
+
+    def misses(self, nodes: dict[str, int], policy: bool = True) -> list[Miss]:
+        total = nodes["p0"] + nodes["p1"]
+        if policy:
+            return [] if total >= 6 else [Miss("p95 wait > 30.0 min")]
+        found = [] if total >= 3 else [Miss("p95 wait > 30.0 min")]
+        return found + ([Miss("jobs on nodes too small for their pods", True)] if nodes["p0"] > 2 else [])
+
+    def evaluate(self, candidates, done, full=False, running=None):
+        results = []
+        for candidate in candidates:
+            nodes = dict(candidate.nodes)
+            misses = self.misses(nodes, policy=len(candidate.quotas or ()) != 1)
+            results.append(Evaluation(candidate, _cost(self.pools, nodes), {}, not misses, misses))
+            done(results[-1])
+        return results
+
+
+def test_each_set_of_guarantees_descends_below_its_own_largest_candidate() -> None:
+    pools = [PoolSpace("p0", 4, 1, 4, 1, False), PoolSpace("p1", 4, 1, 4, 1, False)]
+    policy = [TeamBase("t", 1, (), ("p0", "p1")), TeamBase("u", 0, (), ("p0", "p1"))]
+    space = Space(pools, policy, 1.0, [()], "demand", {(): [TeamBase("t", 1, (), ("p0", "p1"))]})
+    answer = Search(space, _TwoGuarantees(pools, []), lambda evaluation, best: None).run()
+    assert answer.best.answer.cost == 3.0   # (demand's, below its largest; the policy's cannot go under 6)
+    assert "found below a largest candidate" in answer.best.guarantees_note
