@@ -109,20 +109,31 @@ def _most(pool: PoolSpace, room: float, per_node: float) -> int | None:
     return count
 
 
+def every_cheaper(pools: list[PoolSpace], below: float, most: int) -> list[tuple[tuple[str, int], ...]] | None:
+    """Every candidate within the bounds cheaper than `below`, as (pool, nodes) for every pool,
+    most expensive first, if they are no more than `most` (each is a simulation to run); None if
+    they are more, where it stops counting."""
+    found = []
+    try:
+        for nodes in _cheaper(pools, below, every=True):
+            found.append(nodes)
+            if len(found) > most:
+                return None
+    except OverflowError:
+        return None
+    return [tuple((p.name, nodes[p.name]) for p in pools) for nodes in _by_cost(pools, found)]
+
+
 def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int]], every: bool = False,
-              keep: int | None = None, stop_past_keep: bool = False) -> Staircase:
+              keep: int | None = None) -> Staircase:
     """The maximal candidates cheaper than `below` (the answer's cost per hour), or every one
     (`every`), that are not at or below any of `failures` (node counts of candidates that missed
     a target waits decide): counted, and kept only if no more than `keep` (each is a simulation
-    to run, and a search over a dozen pools would hold hundreds of thousands). `stop_past_keep`:
-    not counted past `keep` either (count None), for a caller that needs only whether they fit."""
+    to run, and a search over a dozen pools would hold hundreds of thousands)."""
     names = [p.name for p in pools]
 
     def covered(nodes: dict[str, int]) -> bool:
         return any(all(nodes[n] <= failure[n] for n in names) for failure in failures)
-
-    def cost(nodes: dict[str, int]) -> float:
-        return sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools)
 
     found, count = [], 0
     try:
@@ -131,11 +142,18 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
                 count += 1
                 if keep is None or count <= keep:
                     found.append(nodes)
-                elif stop_past_keep:
-                    return Staircase([], None)
     except OverflowError:
         return Staircase([], None)
     if keep is not None and count > keep:
         return Staircase([], count)
-    found.sort(key=lambda nodes: (-cost(nodes), [nodes[n] for n in names]))
-    return Staircase([tuple((n, nodes[n]) for n in names) for nodes in found], count)
+    return Staircase([tuple((n, nodes[n]) for n in names) for nodes in _by_cost(pools, found)], count)
+
+
+def _by_cost(pools: list[PoolSpace], found: list[dict[str, int]]) -> list[dict[str, int]]:
+    """Node counts most expensive first (ties: by the counts, in the pools' order)."""
+    names = [p.name for p in pools]
+
+    def cost(nodes: dict[str, int]) -> float:
+        return sum(nodes[p.name] * p.gpus_per_node * p.price for p in pools)
+
+    return sorted(found, key=lambda nodes: (-cost(nodes), [nodes[n] for n in names]))

@@ -85,16 +85,16 @@ def _requirements(target_texts: tuple[str, ...], node_bounds: tuple[str, ...], f
 MAX_MISSES_SHOWN = 10
 
 
-def _infeasible(answer, trace_label: str, movable: bool, proof_budget: int | None) -> list[Diagnostic]:
+def _infeasible(answer, trace_label: str, movable: bool) -> list[Diagnostic]:
     """Why no candidate meets the targets: what each largest candidate misses (one per cut
     compared, and per set of guarantees tried). Waits only shrink as pools grow, so a wait the
     largest misses, every candidate misses. Two kinds of miss do not shrink so: preemptions (more
     room, more borrowing, more reclaiming) and jobs on a pool whose nodes cannot hold their pods
     (a larger such pool takes more of them). When a largest candidate misses only those, and a
     pool may shrink (`movable`), a note says a smaller candidate may meet the targets. Every
-    candidate within the bounds is simulated when they are no more than `proof_budget` (None: a
-    single pool, where no split over flavors makes waits depend on more than its nodes, so none
-    are); the claim says so, or a note says what it rests on."""
+    candidate within the bounds is simulated when they are no more than the answer's
+    `grid_budget` (None: a single pool, where no split over flavors makes waits depend on more
+    than its nodes, so none are); the claim says so, or a note says what it rests on."""
     tops = list({e.candidate: e for cut in answer.cuts for e in (cut.tops or [cut.largest])}.values())
     tops = tops or [answer.baseline]
     where = SourcePosition(trace_label)
@@ -120,9 +120,9 @@ def _infeasible(answer, trace_label: str, movable: bool, proof_budget: int | Non
                                    "missed wait rules out (if no more than --proof-budget), and found none meeting the targets; "
                                    "raise --proof-budget or bound the pools (--nodes) to search further",
                                    where, Severity.NOTE))
-    elif movable and not every_candidate and proof_budget is not None:
+    elif movable and not every_candidate and answer.grid_budget is not None:
         problems.append(Diagnostic(codes.CAPACITY_INFEASIBLE, f"the bounds hold more candidates than --proof-budget "
-                                   f"({proof_budget}), so not every one was simulated: this rests on waits only "
+                                   f"({answer.grid_budget}), so not every one was simulated: this rests on waits only "
                                    "growing with the pools, which the split of a team's guarantee and burst over its "
                                    "flavors by their size can, rarely, break; raise --proof-budget to simulate them "
                                    "all", where, Severity.NOTE))
@@ -191,8 +191,7 @@ def capacity(policy_dir: Path, trace_path: Path, target_texts: tuple[str, ...], 
 
         write_page(html_path, data)
     if data["answer"] is None:
-        problems = _infeasible(answer, str(trace_path), any(p.movable for p in space.pools),
-                               proof_budget if len(space.pools) > 1 else None)
+        problems = _infeasible(answer, str(trace_path), any(p.movable for p in space.pools))
         if output_format == "json":
             emit_json({"ok": False, "exitCode": InputError.exit_code, "diagnostics": diagnostics_json(problems),
                        **data})

@@ -41,7 +41,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-from compiler.capacity.across_pools import staircase
+from compiler.capacity.across_pools import every_cheaper, staircase
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.in_flight import Running
@@ -144,6 +144,8 @@ class Answer:
     best: CutResult | None
     cuts: list[CutResult]
     evaluations: list[Evaluation]   # every candidate simulated, in the order the search asked for them
+    # The most candidates simulated to assume nothing of how waits follow the pools (Search.grid_budget)
+    grid_budget: int | None = None
 
 
 class Search:
@@ -155,8 +157,8 @@ class Search:
         self.on_running = on_running  # told how far the simulations under way have got (in_flight.py)
         self.proof_budget = proof_budget
         self.cache: dict[Candidate, Evaluation] = {}
-        # (cut, id of the reference guarantees) -> nodes -> the candidate built for them: the
-        # failures the proof across pools may count are those of its own cut and guarantees.
+        # (cut, "policy" or "demand": the guarantees scaled) -> nodes -> the candidate built for
+        # them: the failures the proof across pools may count are those of its own cut and guarantees.
         self.built: dict[tuple, dict[tuple[tuple[str, int], ...], Candidate]] = {}
         self.order: list[Evaluation] = []
         self.best: Evaluation | None = None
@@ -216,9 +218,14 @@ class Search:
         filled = fill_pool(pool.gpu, count[pool.name] * pool.gpus_per_node, demand, layout)
         return [(team, tuple((p, n) for p, n in profiles if n > 0)) for team, profiles in filled]
 
-    def _candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
+    def _guarantees_name(self, reference: list[TeamBase]) -> str:
+        return "policy" if reference is self.space.teams else "demand"
+
+    def candidate(self, nodes, cut, reference: list[TeamBase]) -> Candidate:
+        """The candidate of these node counts and cut, with `reference`'s guarantees (the policy's,
+        or demand's for the cut) scaled to them: built once, as every step of the search sees it."""
         nodes = tuple(nodes)
-        built = self.built.setdefault((cut, id(reference)), {})
+        built = self.built.setdefault((cut, self._guarantees_name(reference)), {})
         if nodes not in built:
             built[nodes] = Candidate(nodes, cut, self._scaled(nodes, cut, reference))
         return built[nodes]
@@ -231,9 +238,9 @@ class Search:
         demand = self.space.guarantees == "demand"
         first = [baseline_candidate]
         for cut in self.space.cuts:
-            first.append(self._candidate(largest_nodes, cut, self.space.teams))
+            first.append(self.candidate(largest_nodes, cut, self.space.teams))
             if demand:
-                first.append(self._candidate(largest_nodes, cut, self.space.demand[cut]))
+                first.append(self.candidate(largest_nodes, cut, self.space.demand[cut]))
         evaluated = self.batch(first, full=True)
         baseline, rest = evaluated[0], evaluated[1:]
         per_cut = 2 if demand else 1
@@ -250,7 +257,7 @@ class Search:
                 best = kept
                 # (the policy's own cut answers with it: the report's cuts and answer agree)
                 results = [dataclasses.replace(kept, largest=r.largest) if r.cut == () else r for r in results]
-        return Answer(baseline, best, results, list(self.order))
+        return Answer(baseline, best, results, list(self.order), self.grid_budget)
 
     def _baseline_competes(self, baseline: Evaluation, best: CutResult | None) -> bool:
         """Whether the policy as it is meets the targets within the bounds and the cuts asked for
@@ -319,14 +326,20 @@ class Search:
         across, met = self._across_pools(top, cut, reference)
         return (min(met, key=lambda e: (e.cost, e.candidate)) if met else None), across.every_cheaper
 
+    @property
+    def grid_budget(self) -> int | None:
+        """The most candidates simulated to show, assuming nothing of how waits follow the pools,
+        that none cheaper (or none at all) meets the targets; None with a single pool, where a
+        team's guarantee and burst cannot be split over several flavors, so its waits do follow
+        its nodes and the descent's proof is exact."""
+        return self.proof_budget if len(self.space.pools) > 1 else None
+
     def _every_cheaper(self, below: float):
         """Every candidate within the bounds cheaper than `below`, if they are no more than the
-        budget and a team's guarantee or burst can be split over several pools (flavors); else
-        None (with a single pool, waits do follow its nodes)."""
-        if len(self.space.pools) < 2:
+        grid budget; else None."""
+        if self.grid_budget is None:
             return None
-        every = staircase(self.space.pools, below, [], every=True, keep=self.proof_budget, stop_past_keep=True)
-        return every.open if every.within(self.proof_budget) else None
+        return every_cheaper(self.space.pools, below, self.grid_budget)
 
     def _whole_grid(self, top: Evaluation, cut, reference) -> tuple[Evaluation | None, bool]:
         """The cheapest candidate within the bounds that meets the targets, every one simulated,
@@ -334,7 +347,7 @@ class Search:
         grid = self._every_cheaper(top.cost + 1e-6)
         if grid is None:
             return None, False
-        met = [e for e in self.batch([self._candidate(nodes, cut, reference) for nodes in grid]) if e.meets]
+        met = [e for e in self.batch([self.candidate(nodes, cut, reference) for nodes in grid]) if e.meets]
         return (min(met, key=lambda e: (e.cost, e.candidate)) if met else None), True
 
     def _policy_guarantees(self, answer: Evaluation) -> str:
@@ -378,7 +391,7 @@ class Search:
                 for count in counts:
                     fewer = dict(nodes)
                     fewer[name] = count
-                    proposals.append((name, self._candidate(tuple(fewer.items()), cut, reference)))
+                    proposals.append((name, self.candidate(tuple(fewer.items()), cut, reference)))
             if not proposals:
                 return current
             evaluations = self.batch([candidate for _, candidate in proposals])
@@ -402,15 +415,15 @@ class Search:
         not covered is left, not only the maximal ones."""
         every_cheaper = self._every_cheaper(answer.cost)
         if every_cheaper is not None:   # (few enough to simulate them all, assuming nothing)
-            evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in every_cheaper])
+            evaluations = self.batch([self.candidate(nodes, cut, reference) for nodes in every_cheaper])
             return AcrossPools(len(evaluations), 0, True), [e for e in evaluations if e.meets]
-        seen = [self.cache[c] for c in self.built.get((cut, id(reference)), {}).values() if c in self.cache]
+        seen = [self.cache[c] for c in self.built.get((cut, self._guarantees_name(reference)), {}).values() if c in self.cache]
         failures = [dict(e.candidate.nodes) for e in seen if _fails_on_waits(e)]
         every = any(can_grow_with_pools(miss) for e in seen for miss in e.misses)
         stairs = staircase(self.space.pools, answer.cost, failures, every, keep=self.proof_budget)
         if not stairs.within(self.proof_budget):   # (a proof it cannot finish is not begun: each is a simulation)
             return AcrossPools(0, stairs.count), []
-        evaluations = self.batch([self._candidate(nodes, cut, reference) for nodes in stairs.open])
+        evaluations = self.batch([self.candidate(nodes, cut, reference) for nodes in stairs.open])
         return AcrossPools(len(evaluations), 0), [e for e in evaluations if e.meets]
 
     def _neighbours(self, answer: Evaluation, cut, reference) -> list[Evaluation]:
@@ -420,7 +433,7 @@ class Search:
             if pool.movable and nodes[pool.name] > pool.minimum:
                 fewer = dict(nodes)
                 fewer[pool.name] -= pool.granule
-                proposals.append(self._candidate(tuple(fewer.items()), cut, reference))
+                proposals.append(self.candidate(tuple(fewer.items()), cut, reference))
         return self.batch(proposals, full=True)
 
 

@@ -10,14 +10,15 @@ import itertools
 import json
 import random
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import pytest
 from conftest import FIXTURES, one_team_policy
 from kp_testing import run_cli
 
-from compiler.capacity.across_pools import staircase
+from compiler.capacity.across_pools import every_cheaper, staircase
 from compiler.capacity.evaluate import Evaluation
-from compiler.capacity.search import Search
+from compiler.capacity.search import Answer, Search
 from compiler.capacity.space import PoolSpace, Space, TeamBase
 from compiler.capacity.targets import Miss
 
@@ -87,6 +88,9 @@ def test_past_keep_they_are_counted_not_kept() -> None:
     kept = staircase(pools, 10.0, [], every=True, keep=5)
     assert every.count == len(every.open) == 36 and kept.count == 36 and kept.open == []
     assert not kept.within(35) and kept.within(36)
+    # Every candidate, for the whole-grid proof: listed within the most asked for, else None.
+    listed = every_cheaper(pools, 10.0, 36)
+    assert listed is not None and sorted(listed) == sorted(every.open) and every_cheaper(pools, 10.0, 35) is None
 
 
 def test_too_many_pools_to_list_is_said_not_guessed() -> None:
@@ -150,21 +154,33 @@ def _answer(pools: list[PoolSpace], executor: _Monotone, budget: int):
     return Search(space, executor, lambda evaluation, best: None, proof_budget=budget).run()
 
 
+class _Compared(NamedTuple):
+    """A world's grid against the search on it."""
+
+    cheapest: float | None   # the cost of the grid's cheapest candidate that meets the targets (None: none does)
+    proved: Answer           # the search with a budget larger than any grid
+    descent_only: Answer     # the search with no proof across pools (budget 0)
+
+
+def _compare(pools: list[PoolSpace], make_executor: Callable[[], _Monotone]) -> _Compared:
+    feasible = [nodes for nodes in _grid(pools) if make_executor().meets(nodes)]
+    cheapest = min((_cost(pools, nodes) for nodes in feasible), default=None)
+    return _Compared(cheapest, _answer(pools, make_executor(), budget=10_000), _answer(pools, make_executor(), budget=0))
+
+
 def test_with_the_budget_the_answer_is_the_cheapest_of_the_grid_on_every_world() -> None:
     missed_without = 0
     for seed in range(150):
         pools, executor = _world(seed)
-        feasible = [nodes for nodes in _grid(pools) if executor.meets(nodes)]
-        answer = _answer(pools, executor, budget=10_000)
-        if not feasible:
-            assert answer.best is None
+        compared = _compare(pools, lambda: _Monotone(pools, executor.needs))
+        if compared.cheapest is None:
+            assert compared.proved.best is None
             continue
-        cheapest = min(_cost(pools, nodes) for nodes in feasible)
-        assert answer.best.answer.cost == cheapest, seed
-        assert answer.best.across.proved
-        without = _answer(pools, _Monotone(pools, executor.needs), budget=0)
-        missed_without += without.best.answer.cost > cheapest
-        assert not without.best.across.proved or without.best.answer.cost == cheapest
+        assert compared.proved.best.answer.cost == compared.cheapest, seed
+        assert compared.proved.best.across.proved
+        without = compared.descent_only.best
+        missed_without += without.answer.cost > compared.cheapest
+        assert not without.across.proved or without.answer.cost == compared.cheapest
     # (the positive control: the descent alone, no proof across pools, misses the cheapest on some worlds)
     assert missed_without > 0
 
@@ -229,16 +245,13 @@ def test_with_a_target_that_grows_with_the_pools_the_answer_is_the_cheapest_of_t
         rng = random.Random(seed * 7 + 1)
         pool = rng.choice([p for p in pools if p.movable] or pools)
         ceilings = {pool.name: rng.randint(pool.minimum, pool.maximum)}
-        executor = _Monotone(pools, executor.needs, ceilings)
-        feasible = [nodes for nodes in _grid(pools) if executor.meets(nodes)]
-        answer = _answer(pools, executor, budget=10_000)
-        if not feasible:
-            assert answer.best is None
+        compared = _compare(pools, lambda: _Monotone(pools, executor.needs, ceilings))
+        if compared.cheapest is None:
+            assert compared.proved.best is None
             continue
-        cheapest = min(_cost(pools, nodes) for nodes in feasible)
-        assert answer.best is not None and answer.best.answer.cost == cheapest, seed
-        without = _answer(pools, _Monotone(pools, executor.needs, ceilings), budget=0)
-        missed_without += without.best is None or without.best.answer.cost > cheapest
+        assert compared.proved.best is not None and compared.proved.best.answer.cost == compared.cheapest, seed
+        without = compared.descent_only.best
+        missed_without += without is None or without.answer.cost > compared.cheapest
     assert missed_without > 0   # (the positive control: the descent alone misses some)
 
 

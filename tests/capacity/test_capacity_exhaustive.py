@@ -56,7 +56,7 @@ def _grid(policy: Path, trace: Path, bounds: tuple[str, ...], target: str):
     problem, space, _ = prepare(policy, trace, None, targets_module.from_flags((target,), bounds, ()), (), "keep", False)
     builder = Search(space, None, lambda evaluation, best: None)
     counts = itertools.product(*(range(p.minimum, p.maximum + 1) for p in space.pools))
-    every = [evaluate(problem, builder._candidate(tuple((p.name, n) for p, n in zip(space.pools, nodes)), (),
+    every = [evaluate(problem, builder.candidate(tuple((p.name, n) for p, n in zip(space.pools, nodes)), (),
                                                   space.teams), full=True) for nodes in counts]
     return problem, space, every
 

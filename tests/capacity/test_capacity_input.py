@@ -79,6 +79,17 @@ def test_no_target_is_a_usage_error(lab: Path, tmp_path: Path) -> None:
     _no_traceback(done)
 
 
+@pytest.mark.parametrize("budget", ["-1", "many", "2.5"])
+def test_a_bad_proof_budget_is_a_usage_error_that_writes_nothing(lab: Path, tmp_path: Path, budget: str) -> None:
+    before = (lab / "cluster.yaml").read_bytes()
+    done = run_cli("capacity", str(lab), "--trace", str(lab_trace(tmp_path / "t.csv")), "--target", "p95-wait<=1h",
+                   "--proof-budget", budget, "--write")
+    assert done.returncode == 2
+    assert "Invalid value for '--proof-budget'" in done.stderr and budget in done.stderr
+    assert (lab / "cluster.yaml").read_bytes() == before
+    _no_traceback(done)
+
+
 def test_unreachable_targets_exit_1_and_write_nothing(lab: Path, tmp_path: Path) -> None:
     trace = lab_trace(tmp_path / "t.csv")
     before = (lab / "cluster.yaml").read_bytes()
@@ -166,7 +177,7 @@ def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_ma
     demand = Evaluation(Candidate(nodes, (), (TeamQuota("t0", 9),)), 8.0, {"a": 8}, False,
                         [Miss("t0 suffered 15 preemptions > 6", grows_with_pools=True)])
     cut = CutResult((), None, demand, tops=[policy, demand])
-    problems = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv", True, 32)
+    problems = _infeasible(Answer(policy, None, [cut], [policy, demand], 32), "trace.csv", True)
     messages = [d.message for d in problems]
     assert sum("guaranteed 4 GPUs" in m for m in messages) == MAX_MISSES_SHOWN
     assert messages[MAX_MISSES_SHOWN - 1].endswith("misses: t9 p95 wait 2.0 h > 60 s; and 2 more")
@@ -174,26 +185,26 @@ def test_no_answer_says_what_every_largest_candidate_misses_and_when_capacity_ma
     assert problems[-1].severity.value == "note" and "can grow with the pools" in messages[-1]
     assert messages[0].startswith("the search found no candidate meeting the targets")   # (not proved: see the note)
     # Nothing can shrink (every pool fixed): no note, and the claim is proved.
-    fixed = _infeasible(Answer(policy, None, [cut], [policy, demand]), "trace.csv", False, 32)
+    fixed = _infeasible(Answer(policy, None, [cut], [policy, demand], 32), "trace.csv", False)
     assert all(d.severity.value == "error" for d in fixed)
     assert fixed[0].message.startswith("no candidate within the bounds meets the targets")
     # A pool whose nodes cannot hold a job's pods is a miss a larger candidate can have too.
     stranded = Evaluation(demand.candidate, 8.0, {"a": 8}, False,
                           [Miss("4 job(s) of t0 run on pool small with pods of 8 GPUs > its nodes' 1", True)])
-    noted = _infeasible(Answer(policy, None, [CutResult((), None, stranded, tops=[stranded])], [stranded]), "t.csv", True, 32)
+    noted = _infeasible(Answer(policy, None, [CutResult((), None, stranded, tops=[stranded])], [stranded], 32), "t.csv", True)
     assert noted[-1].severity.value == "note"
     # Waits missed, more candidates than the budget: the claim, and a note on what it rests on.
-    without = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy]), "trace.csv",
-                          True, 32)
+    without = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy], 32), "trace.csv",
+                          True)
     assert without[0].message.startswith("no candidate within the bounds meets the targets; the largest")
     assert without[-1].severity.value == "note" and "more candidates than --proof-budget (32)" in without[-1].message
     # A single pool: no split over flavors, waits follow its nodes, and no note.
-    single = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy]), "trace.csv",
-                         True, None)
+    single = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy])], [policy], None),
+                         "trace.csv", True)
     assert all(d.severity.value == "error" for d in single)
     # Every candidate simulated: the claim says so, and needs no note.
     every = _infeasible(Answer(policy, None, [CutResult((), None, policy, tops=[policy], every_candidate=True)],
-                               [policy]), "trace.csv", True, 32)
+                               [policy], 32), "trace.csv", True)
     assert all(d.severity.value == "error" for d in every)
     assert every[0].message.startswith("no candidate within the bounds meets the targets (every one was simulated)")
 
