@@ -22,7 +22,7 @@ from compiler.evaluator.loader_fields import (
 from compiler.evaluator.loader_queues import QueueObjectReaders
 from compiler.evaluator.loader_topology import TopologyReaders
 from compiler.evaluator.loader_workloads import WorkloadReaders
-from compiler.evaluator.models import ClusterState, ResourceGroup, Workload
+from compiler.evaluator.models import ClusterState, Workload
 from compiler.evaluator.podspec import DraContext
 
 class _Loader(QueueObjectReaders, WorkloadReaders, TopologyReaders):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.evaluator.assigner import A_FIT, Assignment
+from compiler.evaluator.assigner import Assignment
 from compiler.core.quantity import format_units
 from compiler.evaluator.statuses import WorkloadStatus
 

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from compiler.core import codes
-from compiler.core.errors import Diagnostic, InputError, Severity
+from compiler.core.errors import Diagnostic, Severity
 from compiler.core.quantity import QuantityError, parse_quantity
 from compiler.importer.export import ClusterExport, ExportedObject
 from compiler.importer.semantic import object_key

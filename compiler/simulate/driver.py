@@ -29,13 +29,13 @@ from typing import Callable, NamedTuple, Protocol
 
 from compiler.core import codes
 from compiler.stages.admissibility import workload_object
-from compiler.core.errors import Diagnostic, DiagnosticSink, InputError, SourcePosition
+from compiler.core.errors import Diagnostic, DiagnosticSink
 from compiler.evaluator import load_manifests
 from compiler.evaluator.models import Workload, copy_with
 from compiler.evaluator.engine import Engine
 from compiler.runtime.garbage_collection import few_collections
 from compiler.mig.catalogue import load_catalogue
-from compiler.stages.resolved_model import ResolvedCluster, ResolvedTeam, ResolvedWorkload
+from compiler.stages.resolved_model import ResolvedCluster, ResolvedWorkload
 from compiler.stages.resolve import profile_for_memory
 from compiler.simulate.engine_topology import add_nodes_and_topologies, podset_request
 from compiler.simulate.topology_gate import TopologyGate

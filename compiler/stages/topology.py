@@ -20,7 +20,7 @@ from compiler.core.errors import DiagnosticSink
 from compiler.language.load import LoadedDocument
 from compiler.language.policy import HOSTNAME_LABEL, MAX_TOPOLOGY_LEVELS, PoolTopology, WorkloadTopology
 from compiler.core.resources import GPU_RESOURCE
-from compiler.stages.resolved_model import NodeTaint, ResolvedPool, ResolvedTopology, TopologyNode
+from compiler.stages.resolved_model import NodeTaint, ResolvedPool, TopologyNode
 from compiler.language.validate import Located
 
 # Kueue v0.19 (pkg/features): TopologyAwareScheduling is beta and on by default from 0.14,

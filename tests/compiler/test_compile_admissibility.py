@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from kp_testing.policies import CLUSTER, snapshot, team, write_policy
 from kp_testing import run_cli
 

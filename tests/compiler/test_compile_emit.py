@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import run_cli
 

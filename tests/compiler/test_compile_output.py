@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from compiler.stages.pipeline import PolicySource, compile_policy
 from kp_testing.policies import CLUSTER, TEAM_A, snapshot, team, write_policy
 from kp_testing import REPO_ROOT, run_cli
 

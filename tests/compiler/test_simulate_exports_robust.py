@@ -4,7 +4,6 @@ named in TraceNotes.skipped (a warning), and an export with nothing usable left 
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from kp_testing import REPO_ROOT
 from kp_testing.compiled_runs import CLI, run_both

@@ -23,7 +23,7 @@ from .harness import (
     COMPARED, COMPARED_TAS, disagreeing_worlds, generated, kueue_varies_and_once_agrees, run_world, shrink,
 )
 from .tas_harness import tas_main
-from .worlds import dump, world
+from .worlds import dump
 
 REPO = Path(__file__).resolve().parents[2]
 
