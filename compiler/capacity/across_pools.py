@@ -11,7 +11,11 @@ if they all fail, no candidate within the bounds is cheaper than the answer.
 
 With one pool free to move this is the descent's own neighbour; with two it is a staircase of
 about one candidate per node of the smaller range; with many pools it grows as their product,
-hence the budget (`--proof-budget`) and a limit on the enumeration itself.
+hence the budget (`--proof-budget`) and a limit on the enumeration itself. Past the budget, each
+pool's floor helps: the fewest nodes of it that meet the targets with every other pool at its
+maximum (`floor_probes`, a handful of simulations). Every candidate with fewer is below that
+failure, so only candidates above every floor are enumerated; where each pool serves teams of
+its own, the floors are the answer's counts, and none cheaper is left.
 
 Where a target can grow with the pools (preemptions, jobs on nodes too small for their pods), a
 candidate below a maximal one can meet it where the maximal one does not: then every cheaper
@@ -20,14 +24,17 @@ candidate not covered by a failure on a wait is left, not only the maximal ones.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from compiler.capacity.space import PoolSpace
 
 # Partial candidates the enumeration visits before it gives up (a proof it cannot list is
 # reported as not proved): with a dozen movable pools the staircase has billions of points.
 MAX_VISITED = 200_000
+# Counts a round of the floor probes asks per pool past its first (a 4-ary search, as the descent's).
+PROBES = 3
 # Two costs this close are equal (costs are rounded to 6 decimals, as `cost_of` rounds them).
 EPSILON = 1e-7
 
@@ -131,6 +138,12 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
     a target waits decide): counted, and kept only if no more than `keep` (each is a simulation
     to run, and a search over a dozen pools would hold hundreds of thousands)."""
     names = [p.name for p in pools]
+    low = floors(pools, failures)
+    if any(low[p.name] > p.maximum for p in pools):
+        return Staircase([], 0)   # (a failure at the largest candidate covers every one)
+    # (every candidate below a floor is covered: not enumerated, which a dozen pools need)
+    pools = [dataclasses.replace(p, minimum=low[p.name]) for p in pools]
+    failures = _maximal(failures, names)
 
     def covered(nodes: dict[str, int]) -> bool:
         return any(all(nodes[n] <= failure[n] for n in names) for failure in failures)
@@ -147,6 +160,77 @@ def staircase(pools: list[PoolSpace], below: float, failures: list[dict[str, int
     if keep is not None and count > keep:
         return Staircase([], count)
     return Staircase([tuple((n, nodes[n]) for n in names) for nodes in _by_cost(pools, found)], count)
+
+
+def _maximal(failures: list[dict[str, int]], names: list[str]) -> list[dict[str, int]]:
+    """The failures not at or below another: they cover the same candidates, and a descent over
+    a dozen pools leaves hundreds of failures of which a score are maximal."""
+    kept: list[dict[str, int]] = []
+    for failure in sorted(failures, key=lambda f: -sum(f.values())):
+        if not any(all(failure[n] <= other[n] for n in names) for other in kept):
+            kept.append(failure)
+    return kept
+
+
+def floors(pools: list[PoolSpace], failures: list[dict[str, int]]) -> dict[str, int]:
+    """Per pool, the fewest nodes a candidate not covered by `failures` can have: a failure with
+    every other pool at its maximum covers every candidate with no more of its pool than it has,
+    whatever the others (a maximum past the pool's: a failure at the largest covers them all)."""
+    low = {p.name: p.minimum for p in pools}
+    for failure in failures:
+        short = [p for p in pools if failure[p.name] < p.maximum]
+        if not short:
+            return {p.name: p.maximum + p.granule for p in pools}
+        if len(short) == 1:
+            pool = short[0]
+            low[pool.name] = max(low[pool.name], failure[pool.name] + pool.granule)
+    return low
+
+
+def floor_probes(pools: list[PoolSpace], answer: dict[str, int], failures: list[dict[str, int]],
+                 simulate: Callable[[list[tuple[tuple[str, int], ...]]], list[bool]],
+                 budget: int) -> tuple[list[dict[str, int]], int]:
+    """Failures that raise the pools' floors (`floors`), found by simulating, for each pool that
+    can move, candidates with every other pool at its maximum and this one between its floor and
+    the answer's count: the first round one granule below the answer (a failure there shows the
+    answer's count is the pool's floor), then a 4-ary search between the highest failing and the
+    lowest meeting count. `simulate` tells for each candidate whether it misses a wait; no more
+    than `budget` are simulated. The failures found, and how many were simulated. Cheaper
+    candidates that move nodes between pools are then only those above every floor, which for
+    pools that serve their own teams is none."""
+    top = {p.name: p.maximum for p in pools}
+    low = floors(pools, failures)
+    # pool -> (the highest count known to miss a wait, the lowest known not to), in its granules
+    bounds = {p.name: (low[p.name] - p.granule, answer[p.name]) for p in pools
+              if p.movable and low[p.name] <= answer[p.name] - p.granule}
+    found, spent = [], 0
+    by_name = {p.name: p for p in pools}
+    first = True
+    while bounds and spent < budget:
+        asked = []
+        for name, (failing, meeting) in sorted(bounds.items()):
+            unit = by_name[name].granule
+            if first:
+                counts = [meeting - unit]
+            else:
+                gaps = (meeting - failing) // unit
+                counts = sorted({failing + unit * max(1, gaps * j // (PROBES + 1)) for j in range(1, PROBES + 1)}
+                                - {meeting})
+            asked += [(name, count) for count in counts]
+        asked = asked[:budget - spent]
+        nodes = [tuple((p.name, count if p.name == name else top[p.name]) for p in pools) for name, count in asked]
+        missed = simulate(nodes)
+        spent += len(nodes)
+        for (name, count), probe, miss in zip(asked, nodes, missed):
+            failing, meeting = bounds.get(name, (count, count))
+            if miss:
+                found.append(dict(probe))
+                bounds[name] = (max(failing, count), meeting)
+            else:
+                bounds[name] = (failing, min(meeting, count))
+        bounds = {name: (f, m) for name, (f, m) in bounds.items() if m - f > by_name[name].granule}
+        first = False
+    return found, spent
 
 
 def _by_cost(pools: list[PoolSpace], found: list[dict[str, int]]) -> list[dict[str, int]]:

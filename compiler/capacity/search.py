@@ -25,8 +25,10 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
    can give (each failure is shown with its misses);
 5. proof across pools: the cheaper candidates that move nodes between pools and are not at or
    below a failure already seen (across_pools.py) are simulated if they are no more than the
-   budget; one that meets the targets starts the descent again. When none is left the answer
-   is the cheapest node counts within the bounds for its cut and guarantees.
+   budget; past it, each pool's floor with the others at their maximum is probed first, and
+   covers the candidates below it. One that meets the targets starts the descent again. When
+   none is left the answer is the cheapest node counts within the bounds for its cut and
+   guarantees.
 
 Every step decides on whole batches of simulations, compared by (cost, candidate), so the answer
 is the same whatever the worker count and whatever order the simulations finish in. Both proofs
@@ -41,7 +43,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-from compiler.capacity.across_pools import every_cheaper, staircase
+from compiler.capacity.across_pools import every_cheaper, floor_probes, staircase
 from compiler.capacity.candidate import Candidate, TeamQuota
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.in_flight import Running
@@ -409,22 +411,37 @@ class Search:
         that meet the targets. When they are no more than the budget, every cheaper candidate
         is simulated: the compiler splits a team's guarantee and burst over its flavors by their
         size, so even a wait a larger pool misses can, rarely, be met by a smaller one.
-        Otherwise those no failure seen so far covers, if they are no more than the budget. A failure covers the candidates below it only by a wait it misses (a preemption
-        or node-fit miss can vanish with fewer nodes, and a candidate that does not compile
-        says nothing of smaller ones); once such a miss has been seen, every cheaper candidate
-        not covered is left, not only the maximal ones."""
+        Otherwise those no failure seen so far covers, if they are no more than the budget;
+        past it, the pools' floors are probed first, and what they spent counts against it. A
+        failure covers the candidates below it only by a wait it misses (a preemption or node-fit
+        miss can vanish with fewer nodes, and a candidate that does not compile says nothing of
+        smaller ones); once such a miss has been seen, every cheaper candidate not covered is
+        left, not only the maximal ones."""
         every_cheaper = self._every_cheaper(answer.cost)
         if every_cheaper is not None:   # (few enough to simulate them all, assuming nothing)
             evaluations = self.batch([self.candidate(nodes, cut, reference) for nodes in every_cheaper])
             return AcrossPools(len(evaluations), 0, True), [e for e in evaluations if e.meets]
-        seen = [self.cache[c] for c in self.built.get((cut, self._guarantees_name(reference)), {}).values() if c in self.cache]
+        seen = [self.cache[c] for c in self.built.get((cut, self._guarantees_name(reference)), {}).values()
+                if c in self.cache]
         failures = [dict(e.candidate.nodes) for e in seen if _fails_on_waits(e)]
         every = any(can_grow_with_pools(miss) for e in seen for miss in e.misses)
         stairs = staircase(self.space.pools, answer.cost, failures, every, keep=self.proof_budget)
-        if not stairs.within(self.proof_budget):   # (a proof it cannot finish is not begun: each is a simulation)
-            return AcrossPools(0, stairs.count), []
+        probes: list[Evaluation] = []
+        if not stairs.within(self.proof_budget):
+            # Too many: the floor each pool needs with every other at its maximum covers those below it.
+            def misses_waits(nodes_list) -> list[bool]:
+                probes.extend(self.batch([self.candidate(nodes, cut, reference) for nodes in nodes_list]))
+                return [_fails_on_waits(e) for e in probes[-len(nodes_list):]]
+
+            found, _ = floor_probes(self.space.pools, dict(answer.candidate.nodes), failures, misses_waits,
+                                    self.proof_budget)
+            stairs = staircase(self.space.pools, answer.cost, failures + found, every,
+                               keep=self.proof_budget - len(probes))
+        cheaper_probes = [e for e in probes if e.meets and e.cost < answer.cost]
+        if not stairs.within(self.proof_budget - len(probes)):   # (a proof it cannot finish is not begun)
+            return AcrossPools(len(probes), stairs.count), cheaper_probes
         evaluations = self.batch([self.candidate(nodes, cut, reference) for nodes in stairs.open])
-        return AcrossPools(len(evaluations), 0), [e for e in evaluations if e.meets]
+        return AcrossPools(len(probes) + len(evaluations), 0), cheaper_probes + [e for e in evaluations if e.meets]
 
     def _neighbours(self, answer: Evaluation, cut, reference) -> list[Evaluation]:
         nodes = dict(answer.candidate.nodes)

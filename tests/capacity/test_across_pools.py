@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURES, one_team_policy
 from kp_testing import run_cli
 
-from compiler.capacity.across_pools import every_cheaper, staircase
+from compiler.capacity.across_pools import every_cheaper, floor_probes, floors, staircase
 from compiler.capacity.evaluate import Evaluation
 from compiler.capacity.search import Answer, Search
 from compiler.capacity.space import PoolSpace, Space, TeamBase
@@ -53,7 +53,12 @@ def _random_case(seed: int, most_pools: int, most_failures: int):
     pools = _pools(rng, rng.randint(1, most_pools))
     grid = list(_grid(pools))
     below = _cost(pools, rng.choice(grid))
-    return pools, grid, below, rng.sample(grid, min(len(grid), rng.randint(0, most_failures)))
+    failures = rng.sample(grid, min(len(grid), rng.randint(0, most_failures)))
+    for _ in range(rng.choice([0, 0, 1, 2])):   # (failures that set a pool's floor: every other pool at its maximum)
+        pool = rng.choice(pools)
+        failures.append({p.name: rng.randrange(p.minimum, p.maximum + 1, p.granule) if p is pool else p.maximum
+                         for p in pools})
+    return pools, grid, below, failures
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -73,9 +78,9 @@ def test_every_cheaper_candidate_is_covered_or_at_or_below_one_left(seed: int) -
     assert costs == sorted(costs, reverse=True)
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", range(60))
 def test_every_cheaper_candidate_no_failure_covers_is_left_when_asked(seed: int) -> None:
-    pools, grid, below, failures = _random_case(seed, most_pools=3, most_failures=4)
+    pools, grid, below, failures = _random_case(seed, most_pools=4, most_failures=6)
     stairs = staircase(pools, below, failures, every=True)
     expected = [nodes for nodes in grid
                 if _cost(pools, nodes) < below and not any(_at_or_below(nodes, f) for f in failures)]
@@ -190,7 +195,7 @@ def test_a_budget_short_of_the_staircase_says_how_many_are_left() -> None:
     executor = _Monotone(pools, [(frozenset({"cheap", "dear"}), 12)])
     answer = _answer(pools, executor, budget=1)
     across = answer.best.across
-    assert not across.proved and across.left > 1 and across.checked == 0   # (a proof it cannot finish: not begun)
+    assert not across.proved and across.left > 1 and across.checked <= 1   # (within the budget, the staircase unbegun)
     assert _answer(pools, _Monotone(pools, executor.needs), budget=10_000).best.across.proved
 
 
@@ -270,6 +275,66 @@ def test_past_the_budget_a_staircase_covered_by_failures_proves_the_cheapest() -
             assert answer.best.answer.cost == min(_cost(pools, nodes) for nodes in feasible), seed
             by_staircase += not across.every_cheaper
     assert by_staircase >= 30
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_floor_probes_find_the_fewest_nodes_each_pool_needs_with_the_others_at_their_maximum(seed: int) -> None:
+    pools, executor = _world(seed, span=9)
+    meeting = [nodes for nodes in _grid(pools) if executor.meets(nodes)]
+    if not meeting:
+        return
+    answer = random.Random(seed).choice(meeting)
+    asked = []
+
+    def misses_a_wait(probes):
+        asked.extend(probes)
+        return [not executor.meets(dict(nodes)) for nodes in probes]
+
+    found, spent = floor_probes(pools, answer, [], misses_a_wait, budget=10_000)
+    assert spent == len(asked) and all(not executor.meets(failure) for failure in found)
+    low = floors(pools, found)
+    for pool in pools:
+        top = {p.name: p.maximum for p in pools}
+        fewest = min(count for count in range(pool.minimum, answer[pool.name] + 1, pool.granule)
+                     if executor.meets({**top, pool.name: count}))
+        assert low[pool.name] == fewest, (seed, pool.name)
+    # Within a budget: no more simulated than it allows.
+    assert floor_probes(pools, answer, [], misses_a_wait, budget=2)[1] <= 2
+
+
+def test_pools_that_serve_their_own_teams_are_proved_past_the_staircase(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Twelve pools of 1-20 nodes, each short of GPUs below its own need: the maximal cheaper
+    # candidates are far too many to list, but each pool's floor (one simulation) covers them.
+    rng = random.Random(12)
+    pools = [PoolSpace(f"p{i:02}", 20, 1, 20, rng.choice([1, 2, 8]), False, price=rng.choice([1.0, 2.5]))
+             for i in range(12)]
+    needs = [(frozenset({p.name}), rng.randint(1, 20) * p.gpus_per_node) for p in pools]
+    fewest = {p.name: -(-need // p.gpus_per_node) for p, (_, need) in zip(pools, needs)}
+    answer = _answer(pools, _Monotone(pools, needs), budget=64).best
+    assert dict(answer.answer.candidate.nodes) == fewest
+    assert answer.across.proved and answer.across.checked <= 64
+    # (the positive control: without the floors the cheaper candidates cannot be listed)
+    monkeypatch.setattr("compiler.capacity.search.floor_probes", lambda *args: ([], 0))
+    assert not _answer(pools, _Monotone(pools, needs), budget=64).best.across.proved
+
+
+def test_the_cli_proves_pools_of_their_own_teams_with_floor_probes_under_a_small_budget() -> None:
+    # fixtures/own-pools/cluster.yaml gives the answer by hand: v=4, l=2, h=3, a=5, 29.5/h.
+    policy, trace = FIXTURES / "own-pools", FIXTURES / "own-pools.csv"
+    flags = ("--target", "within-10m>=100%", "--guarantees", "keep", "--workers", "1", "--format", "json")
+
+    def answer(budget: str) -> dict:
+        done = run_cli("capacity", str(policy), "--trace", str(trace), *flags, "--proof-budget", budget)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    proved = answer("8")
+    assert {p["pool"]: p["nodes"] for p in proved["answer"]["pools"]} == {"v": 4, "l": 2, "h": 3, "a": 5}
+    assert proved["answer"]["costPerHour"] == 29.5
+    assert proved["proofAcrossPools"]["proved"] and 0 < proved["proofAcrossPools"]["checked"] <= 8
+    # (the control: the staircase the descent leaves holds more than 8, so the floors proved it)
+    unproved = answer("0")["proofAcrossPools"]
+    assert not unproved["proved"] and unproved["left"] > 8
 
 
 class _TwoGuarantees(_Monotone):
