@@ -7,7 +7,9 @@ For each way of cutting the pools (the MIG choices asked for, else the policy's 
    grow with the pools (preemptions, jobs on nodes too small for their pods) has the descent run
    from it anyway, and a candidate found meeting them starts one. With no start at all, every
    candidate within the bounds is simulated if they are no more than the budget (a burst split
-   over flavors by size can let a smaller pool meet a wait); otherwise the cut has no answer;
+   over flavors by size can let a smaller pool meet a wait); otherwise the cut has no answer.
+   When one set of guarantees starts a descent and the other's largest misses a wait, the
+   other's candidates cheaper than the answer are simulated too, within the budget;
 2. guarantees: with `demand`, each team's guarantee is its mean offered load of whole GPUs
    (and of each MIG profile) in the trace, rounded up (demand.py); the descent below runs from
    the policy's guarantees too, and the cheaper answer wins (ties: demand's); the report says
@@ -272,7 +274,8 @@ class Search:
         """The cut's answer: the descent from each largest candidate (demand guarantees first,
         then the policy's) that meets the targets, or from below one that misses only targets
         that can grow with the pools; the cheaper answer wins (ties: demand's). With none, every
-        candidate within the bounds if they are no more than the budget."""
+        candidate within the bounds if they are no more than the budget; with one, every candidate
+        cheaper than its answer of a set of guarantees whose largest misses a wait (the same)."""
         starts, pending, exhausted = [], [], []
         for top, reference, note in self._tops(cut, largest):
             if top.meets:
@@ -295,16 +298,27 @@ class Search:
                 if found is not None:
                     starts.append(_Start(found, reference, note + " (found by simulating every candidate within "
                                                                   "the bounds: the largest misses a target)", top))
+            pending = []   # (their whole grids are simulated, or more than the budget)
         if not starts:
             return CutResult(cut, None, largest[-1], tops=list(largest), every_candidate=all(exhausted))
-        results = []
-        for start in starts:
-            result = self._descent(start.top, cut, start.reference, start.note)
-            result.largest = start.largest
-            if start.reference is self.space.teams:
-                result.guarantees_note = self._policy_guarantees(result.answer) + start.note
-            results.append(result)
+        results = [self._descent_from(start, cut) for start in starts]
+        # A set of guarantees whose largest misses a wait while the other's meets: the same
+        # split over flavors can let it meet lower, so its candidates cheaper than the answer
+        # are simulated too, within the budget.
+        below = min(r.answer.cost for r in results)
+        for top, reference, note in pending:
+            found, _ = self._whole_grid(top, cut, reference, below)
+            if found is not None:
+                results.append(self._descent_from(_Start(found, reference, note + " (found by simulating every "
+                                                         "cheaper candidate: the largest misses a target)", top), cut))
         return min(results, key=lambda r: r.answer.cost)   # (min keeps the first of equals: demand's)
+
+    def _descent_from(self, start: _Start, cut) -> CutResult:
+        result = self._descent(start.top, cut, start.reference, start.note)
+        result.largest = start.largest
+        if start.reference is self.space.teams:
+            result.guarantees_note = self._policy_guarantees(result.answer) + start.note
+        return result
 
     def _tops(self, cut, largest: list[Evaluation]) -> list[tuple[Evaluation, list[TeamBase], str]]:
         """Each largest candidate with the guarantees it scales and what the report says of them:
@@ -343,10 +357,10 @@ class Search:
             return None
         return every_cheaper(self.space.pools, below, self.grid_budget)
 
-    def _whole_grid(self, top: Evaluation, cut, reference) -> tuple[Evaluation | None, bool]:
-        """The cheapest candidate within the bounds that meets the targets, every one simulated,
-        and True; (None, False) if they are more than the budget."""
-        grid = self._every_cheaper(top.cost + 1e-6)
+    def _whole_grid(self, top: Evaluation, cut, reference, below: float | None = None) -> tuple[Evaluation | None, bool]:
+        """The cheapest candidate within the bounds (and cheaper than `below`, if given) that meets
+        the targets, every one simulated, and True; (None, False) if they are more than the budget."""
+        grid = self._every_cheaper(top.cost + 1e-6 if below is None else below)
         if grid is None:
             return None, False
         met = [e for e in self.batch([self.candidate(nodes, cut, reference) for nodes in grid]) if e.meets]

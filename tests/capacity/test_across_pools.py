@@ -366,3 +366,27 @@ def test_each_set_of_guarantees_descends_below_its_own_largest_candidate() -> No
     answer = Search(space, _TwoGuarantees(pools, []), lambda evaluation, best: None).run()
     assert answer.best.answer.cost == 3.0   # (demand's, below its largest; the policy's cannot go under 6)
     assert "found below a largest candidate" in answer.best.guarantees_note
+
+
+class _PolicyMeetsLower(_TwoGuarantees):
+    """Demand's guarantees (one team) meet the targets from 5 nodes on. The policy's (two teams)
+    miss a wait at the largest candidate, and meet it only with at most 1 node in p0 and 3 or
+    more in all (as a burst split over flavors by size can make them)."""
+
+    def misses(self, nodes: dict[str, int], policy: bool = True) -> list[Miss]:
+        total = nodes["p0"] + nodes["p1"]
+        meets = (nodes["p0"] <= 1 and total >= 3) if policy else total >= 5
+        return [] if meets else [Miss("p95 wait > 30.0 min")]
+
+
+def test_guarantees_whose_largest_misses_a_wait_are_searched_below_the_others_answer() -> None:
+    pools = [PoolSpace("p0", 4, 1, 4, 1, False), PoolSpace("p1", 4, 1, 4, 1, False)]
+    policy = [TeamBase("t", 1, (), ("p0", "p1")), TeamBase("u", 0, (), ("p0", "p1"))]
+    space = Space(pools, policy, 1.0, [()], "demand", {(): [TeamBase("t", 1, (), ("p0", "p1"))]})
+    answer = Search(space, _PolicyMeetsLower(pools, []), lambda evaluation, best: None).run().best
+    assert answer.answer.cost == 3.0 and dict(answer.answer.candidate.nodes) == {"p0": 1, "p1": 2}
+    assert "found by simulating every cheaper candidate" in answer.guarantees_note
+    # (demand's answer alone would be 5: with no budget the policy's cheaper candidates stay unsimulated)
+    unproved = Search(space, _PolicyMeetsLower(pools, []), lambda evaluation, best: None, proof_budget=0).run().best
+    assert unproved.answer.cost == 5.0
+
