@@ -152,7 +152,9 @@ def document(answer: Answer, space: Space, costs: dict[str, float], cluster: str
                         "misses": n.misses} for n in best.neighbours]
     across = best.across
     result["proofAcrossPools"] = {"proved": across.proved, "checked": across.checked, "left": across.left,
-                                  "everyCheaper": across.every_cheaper}
+                                  "everyCheaper": across.every_cheaper,
+                                  # (what a proof short of every cheaper candidate rests on, said in the JSON too)
+                                  "assumes": None if across.every_cheaper else MONOTONE_WAITS}
     return result
 
 
@@ -220,6 +222,10 @@ def print_tables(data: dict, console) -> None:
     say(_across_text(data["proofAcrossPools"]))
 
 
+# What the proofs rest on unless every cheaper candidate was simulated (search.py).
+MONOTONE_WAITS = "fewer nodes never shorten a wait"
+
+
 def _across_text(across: dict) -> str:
     """The proof across pools, said (search.py `_across_pools`)."""
     scope = "within the bounds (with the answer's MIG cut and kind of guarantees)"
@@ -230,7 +236,7 @@ def _across_text(across: dict) -> str:
     if across["proved"]:
         shown = f"{across['checked']} simulated for it" if across["checked"] else "none left to simulate"
         return (f"no cheaper node counts {scope} meet the targets: each, moving nodes between pools or not, is at or "
-                f"below a candidate that fails ({shown}; fewer nodes are taken never to shorten a wait)")
+                f"below a candidate that fails ({shown}; taking it that {MONOTONE_WAITS})")
     if across["left"] is None:
         return ("not proved across pools: too many pools can move to list every cheaper candidate that moves "
                 "nodes between them (bound or fix some pools to prove it)")

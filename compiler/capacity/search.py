@@ -441,8 +441,10 @@ class Search:
         every = any(can_grow_with_pools(miss) for e in seen for miss in e.misses)
         stairs = staircase(self.space.pools, answer.cost, failures, every, keep=self.proof_budget)
         probes: list[Evaluation] = []
-        if not stairs.within(self.proof_budget):
-            # Too many: the floor each pool needs with every other at its maximum covers those below it.
+        if not stairs.within(self.proof_budget) and not every:
+            # Too many: the floor each pool needs with every other at its maximum covers those below
+            # it. (Not once a target that grows with the pools was missed: a probe with every other
+            # pool at its maximum then tends to miss that target, not a wait, and covers nothing.)
             def misses_waits(nodes_list) -> list[bool]:
                 probes.extend(self.batch([self.candidate(nodes, cut, reference) for nodes in nodes_list]))
                 return [_fails_on_waits(e) for e in probes[-len(nodes_list):]]
