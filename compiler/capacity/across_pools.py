@@ -222,7 +222,7 @@ def floor_probes(pools: list[PoolSpace], answer: dict[str, int], failures: list[
         missed = simulate(nodes)
         spent += len(nodes)
         for (name, count), probe, miss in zip(asked, nodes, missed):
-            failing, meeting = bounds.get(name, (count, count))
+            failing, meeting = bounds[name]
             if miss:
                 found.append(dict(probe))
                 bounds[name] = (max(failing, count), meeting)
