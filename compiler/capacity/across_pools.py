@@ -189,15 +189,15 @@ def floors(pools: list[PoolSpace], failures: list[dict[str, int]]) -> dict[str, 
 
 def floor_probes(pools: list[PoolSpace], answer: dict[str, int], failures: list[dict[str, int]],
                  simulate: Callable[[list[tuple[tuple[str, int], ...]]], list[bool]],
-                 budget: int) -> tuple[list[dict[str, int]], int]:
+                 budget: int) -> list[dict[str, int]]:
     """Failures that raise the pools' floors (`floors`), found by simulating, for each pool that
     can move, candidates with every other pool at its maximum and this one between its floor and
     the answer's count: the first round one granule below the answer (a failure there shows the
     answer's count is the pool's floor), then a 4-ary search between the highest failing and the
     lowest meeting count. `simulate` tells for each candidate whether it misses a wait; no more
-    than `budget` are simulated. The failures found, and how many were simulated. Cheaper
-    candidates that move nodes between pools are then only those above every floor, which for
-    pools that serve their own teams is none."""
+    than `budget` are simulated. The failures found: cheaper candidates that move nodes between
+    pools are then only those above every floor, which for pools that serve their own teams is
+    none."""
     top = {p.name: p.maximum for p in pools}
     low = floors(pools, failures)
     # pool -> (the highest count known to miss a wait, the lowest known not to), in its granules
@@ -230,7 +230,7 @@ def floor_probes(pools: list[PoolSpace], answer: dict[str, int], failures: list[
                 bounds[name] = (failing, min(meeting, count))
         bounds = {name: (f, m) for name, (f, m) in bounds.items() if m - f > by_name[name].granule}
         first = False
-    return found, spent
+    return found
 
 
 def _by_cost(pools: list[PoolSpace], found: list[dict[str, int]]) -> list[dict[str, int]]:

@@ -293,7 +293,7 @@ class Search:
             # and burst over its flavors by their size, so a smaller pool can, rarely, leave
             # another flavor room for a job that fits one flavor only.
             for top, reference, note in pending:
-                found, simulated_all = self._whole_grid(top, cut, reference)
+                found, simulated_all = self._whole_grid(cut, reference, top.cost + 1e-6)
                 exhausted.append(simulated_all)
                 if found is not None:
                     starts.append(_Start(found, reference, note + " (found by simulating every candidate within "
@@ -307,7 +307,7 @@ class Search:
         # are simulated too, within the budget.
         below = min(r.answer.cost for r in results)
         for top, reference, note in pending:
-            found, _ = self._whole_grid(top, cut, reference, below)
+            found, _ = self._whole_grid(cut, reference, below)
             if found is not None:
                 results.append(self._descent_from(_Start(found, reference, note + " (found by simulating every "
                                                          "cheaper candidate: the largest misses a target)", top), cut))
@@ -357,10 +357,10 @@ class Search:
             return None
         return every_cheaper(self.space.pools, below, self.grid_budget)
 
-    def _whole_grid(self, top: Evaluation, cut, reference, below: float | None = None) -> tuple[Evaluation | None, bool]:
-        """The cheapest candidate within the bounds (and cheaper than `below`, if given) that meets
-        the targets, every one simulated, and True; (None, False) if they are more than the budget."""
-        grid = self._every_cheaper(top.cost + 1e-6 if below is None else below)
+    def _whole_grid(self, cut, reference, below: float) -> tuple[Evaluation | None, bool]:
+        """The cheapest candidate within the bounds cheaper than `below` that meets the targets,
+        every one simulated, and True; (None, False) if they are more than the budget."""
+        grid = self._every_cheaper(below)
         if grid is None:
             return None, False
         met = [e for e in self.batch([self.candidate(nodes, cut, reference) for nodes in grid]) if e.meets]
@@ -446,10 +446,11 @@ class Search:
             # it. (Not once a target that grows with the pools was missed: a probe with every other
             # pool at its maximum then tends to miss that target, not a wait, and covers nothing.)
             def misses_waits(nodes_list) -> list[bool]:
-                probes.extend(self.batch([self.candidate(nodes, cut, reference) for nodes in nodes_list]))
-                return [_fails_on_waits(e) for e in probes[-len(nodes_list):]]
+                evaluations = self.batch([self.candidate(nodes, cut, reference) for nodes in nodes_list])
+                probes.extend(evaluations)
+                return [_fails_on_waits(e) for e in evaluations]
 
-            found, _ = floor_probes(self.space.pools, dict(answer.candidate.nodes), failures, misses_waits,
+            found = floor_probes(self.space.pools, dict(answer.candidate.nodes), failures, misses_waits,
                                     self.proof_budget)
             stairs = staircase(self.space.pools, answer.cost, failures + found, every,
                                keep=self.proof_budget - len(probes))
